@@ -1,0 +1,73 @@
+"""The catalogue: complete, consistent, and the single source the rest reads."""
+
+import pytest
+
+from toolkit.fields import FIELDS
+from toolkit.operations import OPERATIONS, AuthScheme, get_operation, iter_operations
+
+SPEC_PATHS = {
+    "/api/v2/sale/{endpointId}", "/api/v2/sale-form/{endpointId}", "/api/v2/preauth/{endpointId}",
+    "/api/v2/preauth-form/{endpointId}", "/api/v2/payment-form/{endpointId}", "/api/v2/capture/{endpointId}",
+    "/api/v2/void/{endpointId}", "/api/v2/return/{endpointId}", "/api/v2/status/{endpointId}",
+    "/api/v2/account-verification/{endpointId}", "/api/v2/account-verification-form/{endpointId}",
+    "/api/3ds/v1/upload-method-url-result/{endpointId}", "/api/3ds/v1/upload-cres-result/{endpointId}",
+    "/api/3ds/v1/upload-pares-result/{endpointId}", "/api/v2/create-card-ref/{endpointId}",
+    "/api/v4/create-card-ref/{endpointId}", "/api/v2/get-card-info/{endpointId}",
+    "/api/v2/make-rebill/{endpointId}", "/api/v4/create-recurring-payment/{endpointId}",
+    "/api/v2/pan-eligibility/send/{endpointId}", "/api/v4/transfer/{endpointId}", "/api/v2/payout/{endpointId}",
+    "/api/v2/payout-form/{endpointId}", "/api/v4/payout-check/{endpointId}", "/api/v4/payout-pay/{endpointId}",
+}  # fmt: skip
+
+
+def test_every_spec_path_is_in_the_catalogue_once():
+    paths = [op.path for op in iter_operations()]
+    assert sorted(paths) == sorted(SPEC_PATHS)
+
+
+def test_v4_operations_are_rsa_signed_and_v2_never_are():
+    for op in iter_operations():
+        if op.family == "v4":
+            assert op.auth is AuthScheme.OAUTH_RSA_SHA256, op.name
+        else:
+            assert op.auth is not AuthScheme.OAUTH_RSA_SHA256, op.name
+
+
+def test_payout_pay_carries_its_assumption_as_data():
+    op = get_operation("payout-pay")
+    assert any("assumed" in note for note in op.assumed)
+
+
+@pytest.mark.parametrize("name", ["sale-form", "SALEFORM", "sale_form", " Sale-Form "])
+def test_lookup_by_path_segment_or_code(name):
+    assert get_operation(name) is OPERATIONS["sale_form"]
+
+
+def test_unknown_operation_lists_the_known_ones():
+    with pytest.raises(KeyError, match="known operations: sale"):
+        get_operation("refund")
+
+
+def test_control_operations_have_formulas_and_oauth_ones_do_not():
+    for op in iter_operations():
+        assert (op.control is not None) == (op.auth is AuthScheme.CONTROL), op.name
+
+
+def test_every_field_is_registered():
+    for op in iter_operations():
+        assert set(op.fields) <= set(FIELDS), op.name
+
+
+def test_group_path_and_url_path():
+    sale = get_operation("sale")
+    assert sale.url_path(group_id="7") == "/api/v2/sale/group/7"
+    assert sale.url_path(endpoint_id="51494") == "/api/v2/sale/51494"
+    with pytest.raises(ValueError, match="exactly one"):
+        sale.url_path(endpoint_id="1", group_id="2")
+    with pytest.raises(ValueError, match="cannot be addressed by endpoint group"):
+        get_operation("capture").url_path(group_id="2")
+
+
+def test_control_formula_text_names_minor_units_and_the_key():
+    assert get_operation("sale").control.text == (
+        "SHA-1(endpointId + client_orderid + amount_in_minor_units + email + merchant_control_key)"
+    )

@@ -1,0 +1,372 @@
+"""GatewayClient: one method per catalogue operation, signing, typed responses, waiting.
+
+    client = GatewayClient(load_config("simulator"))
+    ack = client.sale(client_orderid="inv-1", amount=Decimal("10.42"), currency="EUR", ...)
+    final = client.wait_for_final_status(ack)
+
+Requests are form-encoded, ask for ``application/vnd.pay+json``, carry a User-Agent and a
+timeout.  Bad input is refused before sending (``InvalidRequestError`` names the field).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, TypeVar, cast
+
+import requests
+
+from toolkit._version import __version__
+from toolkit.auth import ControlAuth, OAuthAuth, SignatureTrace
+from toolkit.config import GatewayConfig, PollSchedule
+from toolkit.errors import InvalidRequestError, ProtocolError, TransportError, error_from_response
+from toolkit.exchange import Exchange
+from toolkit.fields import FIELDS
+from toolkit.models import (
+    RESPONSE_MODELS,
+    AsyncResponse,
+    CardInfoResponse,
+    CardRefResponse,
+    FormResponse,
+    RecurringPaymentResponse,
+    Response,
+    Status,
+    StatusResponse,
+)
+from toolkit.operations import AuthScheme, Operation, get_operation
+from toolkit.signing import new_nonce
+from toolkit.validation import Problem, request_problems
+from toolkit.waiting import PollAttempt, Waker, wait_for_status
+from toolkit.wire import FORM_TYPE, MEDIA_TYPE, DecodeError, decode_form, decode_response, encode_form
+
+Fields = Mapping[str, object]
+R = TypeVar("R", bound=Response)
+_PYTHON_NAMES = {spec.python_name: name for name, spec in FIELDS.items()}
+
+
+def wire_value(value: object) -> str:
+    """How a Python value is written in a form body (Decimal as is, bools as true/false)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        raise InvalidRequestError("request", [Problem("amount", "pass money as Decimal or str, never float")])
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    return str(value)
+
+
+def wire_fields(fields: Fields | None, extra: Fields) -> list[tuple[str, str]]:
+    """Merge a mapping and keyword fields; Python names become wire names; None is dropped."""
+    merged = {**(fields or {}), **extra}
+    return [(_PYTHON_NAMES.get(name, name), wire_value(value)) for name, value in merged.items() if value is not None]
+
+
+@dataclass(frozen=True)
+class PreparedCall:
+    """A signed request ready to send, with what was signed (``gatekit sign`` prints it)."""
+
+    operation: Operation
+    request: requests.PreparedRequest
+    fields: list[tuple[str, str]]
+    trace: SignatureTrace | None
+
+
+class GatewayClient:
+    """A complete client of the gateway: one method per operation of ``toolkit.operations``."""
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        *,
+        session: requests.Session | None = None,
+        observers: Iterable[Callable[[Exchange], None]] = (),
+        clock: Callable[[], float] = time.time,
+        nonce: Callable[[], str] = new_nonce,
+        validate: bool = True,
+    ) -> None:
+        self.config = config
+        self.session = session or requests.Session()
+        self.observers = list(observers)
+        self.clock = clock
+        self.nonce = nonce
+        self.validate = validate
+        self._endpoints: dict[str, str] = {}  # orderid -> concrete end-point-id (group addressing)
+
+    def __repr__(self) -> str:
+        return f"GatewayClient(profile={self.config.profile!r}, base_url={self.config.base_url!r})"
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> GatewayClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- the generic call ----------------------------------------------------------------------
+
+    def prepare(
+        self,
+        operation: str | Operation,
+        fields: Fields | None = None,
+        /,
+        *,
+        endpoint_id: str | None = None,
+        group_id: str | None = None,
+        use_group: bool = False,
+        validate: bool | None = None,
+        **kwargs: object,
+    ) -> PreparedCall:
+        """Build, check and sign a request without sending it."""
+        op = operation if isinstance(operation, Operation) else get_operation(operation)
+        pairs = wire_fields(fields, kwargs)
+        if self.validate if validate is None else validate:
+            problems = request_problems(op, dict(pairs))
+            if problems:
+                raise InvalidRequestError(op.name, problems)
+        path_id, path = self._address(op, dict(pairs), endpoint_id, group_id, use_group)
+        auth = self._auth(op, path_id)
+        request = requests.Request(
+            "POST",
+            self.config.base_url + path,
+            data=encode_form(pairs),
+            headers={
+                "Accept": MEDIA_TYPE,
+                "Content-Type": FORM_TYPE,
+                "User-Agent": f"{self.config.user_agent}/{__version__}",
+            },
+            auth=auth,
+        )
+        prepared = self.session.prepare_request(request)
+        return PreparedCall(op, prepared, pairs, getattr(auth, "trace", None))
+
+    def call(self, operation: str | Operation, fields: Fields | None = None, /, **kwargs: Any) -> Response:
+        """Send any catalogue operation; returns the typed response of that operation."""
+        prepared = self.prepare(operation, fields, **kwargs)
+        return self.send(prepared)
+
+    def send(self, call: PreparedCall) -> Response:
+        op, request = call.operation, call.request
+        started = time.monotonic()
+        sent_fields = list(_sent_pairs(request))
+        try:
+            answer = self.session.send(request, timeout=self.config.timeout, allow_redirects=False)
+        except requests.RequestException as exc:
+            self._notify(op, request, sent_fields, None, started, call.trace, error=str(exc))
+            raise TransportError(f"no answer from {request.url}: {exc.__class__.__name__}", operation=op.name) from exc
+        self._notify(op, request, sent_fields, answer, started, call.trace)
+        try:
+            body = decode_response(answer.content)
+        except DecodeError as exc:
+            raise ProtocolError(
+                f"HTTP {answer.status_code} {answer.headers.get('Content-Type', '')}: {exc}",
+                operation=op.name,
+                http_status=answer.status_code,
+            ) from None
+        error = error_from_response(op, answer.status_code, body)
+        if error is not None:
+            raise error
+        model: Response = RESPONSE_MODELS[op.response].from_mapping(body)
+        self._remember_endpoint(model)
+        return model
+
+    def _address(
+        self, op: Operation, fields: Mapping[str, str], endpoint_id: str | None, group_id: str | None, use_group: bool
+    ) -> tuple[str, str]:
+        """Which id goes in the path: explicit > group if asked > the order's endpoint > configured."""
+        config = self.config
+        if endpoint_id is None and group_id is None:
+            remembered = self._endpoints.get(fields.get("orderid", ""))
+            if (use_group or config.endpoint_id is None) and op.group and config.endpoint_group_id:
+                group_id = config.endpoint_group_id
+            elif remembered or config.endpoint_id:
+                endpoint_id = remembered or config.endpoint_id
+            else:
+                raise InvalidRequestError(
+                    op.name, [Problem("endpointId", f"{op.name} needs an endpoint id (only a group id is configured)")]
+                )
+        path_id = cast(str, group_id if group_id is not None else endpoint_id)
+        try:
+            return path_id, op.url_path(endpoint_id=endpoint_id, group_id=group_id)
+        except ValueError as exc:
+            raise InvalidRequestError(op.name, [Problem("endpointGroupId", str(exc))]) from None
+
+    def _auth(self, op: Operation, path_id: str) -> requests.auth.AuthBase | None:
+        config = self.config
+        if op.auth is AuthScheme.CONTROL:
+            return ControlAuth(op, path_id=path_id, login=config.login, control_key=config.control_key)
+        if op.auth.is_oauth:
+            rsa_key = config.private_key if op.auth is AuthScheme.OAUTH_RSA_SHA256 else None
+            return OAuthAuth(
+                op.auth,
+                login=config.login,
+                control_key=config.control_key,
+                private_key=rsa_key,
+                clock=self.clock,
+                nonce=self.nonce,
+            )
+        return None
+
+    def _remember_endpoint(self, model: Response) -> None:
+        if isinstance(model, AsyncResponse) and model.orderid and model.end_point_id:
+            self._endpoints[model.orderid] = model.end_point_id
+
+    def _notify(
+        self,
+        op: Operation,
+        request: requests.PreparedRequest,
+        sent: list[tuple[str, str]],
+        answer: requests.Response | None,
+        started: float,
+        trace: SignatureTrace | None,
+        error: str | None = None,
+    ) -> None:
+        if not self.observers:
+            return
+        exchange = Exchange.capture(
+            operation=op.name,
+            method=request.method or "POST",
+            url=request.url or "",
+            headers=dict(request.headers),
+            fields=sent,
+            status_code=answer.status_code if answer is not None else None,
+            response_headers=dict(answer.headers) if answer is not None else {},
+            response_body=answer.text if answer is not None else "",
+            elapsed=time.monotonic() - started,
+            signature=trace,
+            error=error,
+        )
+        for observer in self.observers:
+            observer(exchange)
+
+    # --- waiting for outcomes --------------------------------------------------------------------
+
+    def wait_for_status(
+        self,
+        order: AsyncResponse | None = None,
+        *,
+        client_orderid: str | None = None,
+        orderid: str | None = None,
+        until: Callable[[StatusResponse], bool] = lambda r: r.is_final,
+        schedule: PollSchedule | None = None,
+        waker: Waker | None = None,
+        on_attempt: Callable[[PollAttempt], None] | None = None,
+    ) -> StatusResponse:
+        """Poll ``status`` until ``until`` holds, on the profile's schedule (or ``schedule``)."""
+        client_orderid = client_orderid or (order.client_orderid if order else None)
+        orderid = orderid or (order.orderid if order else None)
+        if not client_orderid:
+            raise InvalidRequestError("status", [Problem("client_orderid", "is needed to wait for a status")])
+
+        def poll() -> StatusResponse:
+            return self.status(client_orderid=client_orderid, orderid=orderid)
+
+        return wait_for_status(
+            poll,
+            schedule or self.config.poll,
+            until=until,
+            waker=waker,
+            on_attempt=on_attempt,
+            describe=f"order {orderid or client_orderid}",
+        )
+
+    def wait_for_final_status(self, order: AsyncResponse | None = None, **kwargs: Any) -> StatusResponse:
+        """Wait for approved, declined, filtered or error (``processing``/``unknown`` poll on)."""
+        return self.wait_for_status(order, until=lambda r: r.is_final, **kwargs)
+
+    def wait_for_payer_or_final(self, order: AsyncResponse | None = None, **kwargs: Any) -> StatusResponse:
+        """Wait until the payer must act (3-D Secure ``html``/``redirect-to``) or the status is final."""
+        return self.wait_for_status(order, until=lambda r: r.is_final or r.needs_payer, **kwargs)
+
+    def wait_for(self, status: Status, order: AsyncResponse | None = None, **kwargs: Any) -> StatusResponse:
+        """Wait for one particular status, e.g. ``Status.UNKNOWN`` (stops early on a final one)."""
+        return self.wait_for_status(order, until=lambda r: r.status is status or r.is_final, **kwargs)
+
+    # --- one method per operation (toolkit.operations) -------------------------------------------
+
+    def _typed(self, name: str, cls: type[R], fields: Fields | None, kwargs: Fields) -> R:
+        return cast(R, self.call(name, fields, **kwargs))
+
+    def sale(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("sale", AsyncResponse, fields, kw)
+
+    def sale_form(self, fields: Fields | None = None, /, **kw: Any) -> FormResponse:
+        return self._typed("sale_form", FormResponse, fields, kw)
+
+    def preauth(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("preauth", AsyncResponse, fields, kw)
+
+    def preauth_form(self, fields: Fields | None = None, /, **kw: Any) -> FormResponse:
+        return self._typed("preauth_form", FormResponse, fields, kw)
+
+    def payment_form(self, fields: Fields | None = None, /, **kw: Any) -> FormResponse:
+        return self._typed("payment_form", FormResponse, fields, kw)
+
+    def capture(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("capture", AsyncResponse, fields, kw)
+
+    def void(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("void", AsyncResponse, fields, kw)
+
+    def return_(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("return", AsyncResponse, fields, kw)
+
+    def status(self, fields: Fields | None = None, /, **kw: Any) -> StatusResponse:
+        return self._typed("status", StatusResponse, fields, kw)
+
+    def account_verification(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("account_verification", AsyncResponse, fields, kw)
+
+    def account_verification_form(self, fields: Fields | None = None, /, **kw: Any) -> FormResponse:
+        return self._typed("account_verification_form", FormResponse, fields, kw)
+
+    def upload_method_url_result(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("upload_method_url_result", AsyncResponse, fields, kw)
+
+    def upload_cres_result(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("upload_cres_result", AsyncResponse, fields, kw)
+
+    def upload_pares_result(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("upload_pares_result", AsyncResponse, fields, kw)
+
+    def create_card_ref(self, fields: Fields | None = None, /, **kw: Any) -> CardRefResponse:
+        return self._typed("create_card_ref", CardRefResponse, fields, kw)
+
+    def create_card_ref_v4(self, fields: Fields | None = None, /, **kw: Any) -> CardRefResponse:
+        return self._typed("create_card_ref_v4", CardRefResponse, fields, kw)
+
+    def get_card_info(self, fields: Fields | None = None, /, **kw: Any) -> CardInfoResponse:
+        return self._typed("get_card_info", CardInfoResponse, fields, kw)
+
+    def make_rebill(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("make_rebill", AsyncResponse, fields, kw)
+
+    def create_recurring_payment(self, fields: Fields | None = None, /, **kw: Any) -> RecurringPaymentResponse:
+        return self._typed("create_recurring_payment", RecurringPaymentResponse, fields, kw)
+
+    def pan_eligibility_send(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("pan_eligibility_send", AsyncResponse, fields, kw)
+
+    def transfer(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("transfer", AsyncResponse, fields, kw)
+
+    def payout(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("payout", AsyncResponse, fields, kw)
+
+    def payout_form(self, fields: Fields | None = None, /, **kw: Any) -> FormResponse:
+        return self._typed("payout_form", FormResponse, fields, kw)
+
+    def payout_check(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("payout_check", AsyncResponse, fields, kw)
+
+    def payout_pay(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("payout_pay", AsyncResponse, fields, kw)
+
+
+def _sent_pairs(request: requests.PreparedRequest) -> Iterable[tuple[str, str]]:
+
+    body = request.body or ""
+    return decode_form(body if isinstance(body, (str, bytes)) else b"")

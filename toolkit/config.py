@@ -1,0 +1,212 @@
+"""Profiles: where the gateway is and who the merchant is; read from files and the environment once.
+
+Built-in profiles: ``simulator`` (the default: the embedded simulator's demo merchant, a fast
+polling schedule) and ``sandbox`` (everything from the environment, the gateway's advised
+polling schedule).  Named profiles come from a TOML file (``gatekit.toml``, or the file named by
+``GATEKIT_CONFIG``)::
+
+    [profiles.acme-sandbox]
+    base = "sandbox"
+    base_url = "https://sandbox.gateway.example/paynet"
+    endpoint_id = "51494"
+    login = "acme"
+    control_key_env = "ACME_CONTROL_KEY"      # secrets by environment variable, or control_key = "..."
+    private_key_file = "keys/private-pkcs8.pem"
+    callback_url = "https://hooks.acme.example/gateway"   # where the gateway can reach our receiver
+    poll = { intervals = [3, 3, 5], deadline = 600 }
+
+Environment variables win over the profile: GATEWAY_BASE_URL, GATEWAY_ENDPOINT_ID,
+GATEWAY_ENDPOINT_GROUP_ID, GATEWAY_LOGIN, GATEWAY_CONTROL_KEY, GATEWAY_PRIVATE_KEY_FILE,
+GATEWAY_PRIVATE_KEY_PASSPHRASE, GATEWAY_CALLBACK_URL.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from toolkit import demo
+from toolkit.keys import load_private_key
+from toolkit.masking import Secret
+
+ENV_VARS = {
+    "base_url": "GATEWAY_BASE_URL",
+    "endpoint_id": "GATEWAY_ENDPOINT_ID",
+    "endpoint_group_id": "GATEWAY_ENDPOINT_GROUP_ID",
+    "login": "GATEWAY_LOGIN",
+    "control_key": "GATEWAY_CONTROL_KEY",
+    "private_key_file": "GATEWAY_PRIVATE_KEY_FILE",
+    "private_key_passphrase": "GATEWAY_PRIVATE_KEY_PASSPHRASE",
+    "callback_url": "GATEWAY_CALLBACK_URL",
+}
+SECRET_SETTINGS = ("control_key", "private_key_passphrase")
+
+
+class ConfigError(ValueError):
+    """A profile that cannot be used; the message names the setting and where to set it."""
+
+
+@dataclass(frozen=True)
+class PollSchedule:
+    """Delays between status polls (the last one repeats) and an overall deadline, in seconds."""
+
+    intervals: tuple[float, ...]
+    deadline: float
+
+    def delays(self) -> Iterator[float]:
+        yield from self.intervals
+        while True:
+            yield self.intervals[-1]
+
+
+# Behaviour section 3: every 3-5 s for the first minutes, then rarer, then rely on the callback.
+SANDBOX_POLL = PollSchedule(intervals=(3.0,) * 20 + (5.0,) * 24 + (30.0,), deadline=900.0)
+# The simulator decides in milliseconds: start fast, back off to a quarter second.
+SIMULATOR_POLL = PollSchedule(intervals=(0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.25), deadline=20.0)
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    """Everything the client needs.  Secrets are ``Secret`` objects and never show in a repr."""
+
+    base_url: str
+    login: str
+    control_key: Secret
+    endpoint_id: str | None = None
+    endpoint_group_id: str | None = None
+    private_key_file: Path | None = None
+    private_key_passphrase: Secret | None = None
+    callback_url: str | None = None
+    profile: str = "custom"
+    timeout: float = 30.0
+    poll: PollSchedule = SIMULATOR_POLL
+    user_agent: str = "gatekit"
+    _private_key_pem: bytes | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
+        if self.endpoint_id is None and self.endpoint_group_id is None:
+            raise ConfigError(
+                f"profile {self.profile}: set an endpoint id or an endpoint group id "
+                f"({ENV_VARS['endpoint_id']} or {ENV_VARS['endpoint_group_id']})"
+            )
+
+    @cached_property
+    def private_key(self) -> rsa.RSAPrivateKey:
+        """The RSA key for v4 operations, loaded once; ConfigError when none is configured."""
+        passphrase = self.private_key_passphrase.reveal() if self.private_key_passphrase else None
+        if self._private_key_pem is not None:
+            return load_private_key(self._private_key_pem, passphrase)
+        if self.private_key_file is None:
+            raise ConfigError(
+                f"profile {self.profile}: v4 operations need a private key ({ENV_VARS['private_key_file']})"
+            )
+        return load_private_key(self.private_key_file, passphrase)
+
+    def with_overrides(self, **overrides: Any) -> GatewayConfig:
+        """A copy with settings replaced (None values are ignored); secrets are wrapped."""
+        clean = {name: _coerce(name, value) for name, value in overrides.items() if value is not None}
+        return replace(self, **clean)
+
+
+def _coerce(name: str, value: Any) -> Any:
+    if name in SECRET_SETTINGS and isinstance(value, str):
+        return Secret(value)
+    if name == "private_key_file" and isinstance(value, str):
+        return Path(value)
+    if name in ("endpoint_id", "endpoint_group_id") and value is not None:
+        return str(value)
+    return value
+
+
+def simulator_config(base_url: str = demo.BASE_URL) -> GatewayConfig:
+    """The embedded simulator's demo merchant (``toolkit.demo``)."""
+    return GatewayConfig(
+        base_url=base_url,
+        login=demo.LOGIN,
+        control_key=Secret(demo.CONTROL_KEY),
+        endpoint_id=demo.ENDPOINT_ID,
+        endpoint_group_id=demo.ENDPOINT_GROUP_ID,
+        profile="simulator",
+        poll=SIMULATOR_POLL,
+        _private_key_pem=demo.private_key_pem(),
+    )
+
+
+def _from_settings(profile: str, settings: Mapping[str, Any], env: Mapping[str, str]) -> GatewayConfig:
+    values = dict(settings)
+    if "control_key_env" in values:
+        values["control_key"] = env.get(values.pop("control_key_env"), "")
+    poll = values.pop("poll", None)
+    missing = [name for name in ("base_url", "login", "control_key") if not values.get(name)]
+    if missing:
+        hints = ", ".join(f"{name} ({ENV_VARS[name]})" for name in missing)
+        raise ConfigError(f"profile {profile}: missing {hints}")
+    known = {f.name for f in fields(GatewayConfig)} - {"_private_key_pem", "poll", "profile"}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ConfigError(f"profile {profile}: unknown settings {', '.join(unknown)}")
+    config = GatewayConfig(
+        profile=profile,
+        poll=PollSchedule(tuple(poll["intervals"]), float(poll["deadline"])) if poll else SANDBOX_POLL,
+        base_url=values.pop("base_url"),
+        login=values.pop("login"),
+        control_key=Secret(values.pop("control_key")),
+        endpoint_id=_coerce("endpoint_id", values.pop("endpoint_id", None)),
+        endpoint_group_id=_coerce("endpoint_group_id", values.pop("endpoint_group_id", None)),
+    )
+    return config.with_overrides(**values)
+
+
+def config_file(env: Mapping[str, str]) -> Path | None:
+    named = env.get("GATEKIT_CONFIG")
+    if named:
+        return Path(named)
+    local = Path("gatekit.toml")
+    return local if local.exists() else None
+
+
+def load_profiles(path: Path | None) -> dict[str, dict[str, Any]]:
+    if path is None:
+        return {}
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    return dict(data.get("profiles", {}))
+
+
+def load_config(
+    profile: str | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    file: Path | None = None,
+    **overrides: Any,
+) -> GatewayConfig:
+    """The configuration of ``profile`` (default: ``GATEKIT_PROFILE`` or ``simulator``).
+
+    Precedence: explicit ``overrides`` > environment variables > profile file > built-in profile.
+    """
+    env = os.environ if env is None else env
+    name = profile or env.get("GATEKIT_PROFILE") or "simulator"
+    from_env = {setting: env[var] for setting, var in ENV_VARS.items() if env.get(var)}
+    profiles = load_profiles(file if file is not None else config_file(env))
+    settings: dict[str, Any] = {}
+    base = name
+    if name in profiles:
+        settings = dict(profiles[name])
+        base = settings.pop("base", "sandbox")
+    if base == "simulator":
+        config = replace(simulator_config(settings.pop("base_url", demo.BASE_URL)), profile=name)
+        return config.with_overrides(**{**settings, **from_env, **overrides})
+    if base != "sandbox":
+        known = ", ".join(["simulator", "sandbox", *profiles])
+        raise ConfigError(f"unknown profile {name!r}; known profiles: {known}")
+    return _from_settings(name, {**settings, **from_env, **{k: v for k, v in overrides.items() if v is not None}}, env)

@@ -1,0 +1,159 @@
+"""Typed responses: frozen dataclasses that keep the raw mapping beside the parsed fields.
+
+Statuses are a StrEnum (behaviour section 3); money is Decimal.  Each field is read from its
+wire name, the field name with dashes (``card_type`` <- ``card-type``), except those in RENAMED.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from decimal import Decimal, InvalidOperation
+from enum import StrEnum
+from typing import Any, Self
+
+from toolkit.operations import ResponseKind
+
+RENAMED = {"kind": "type", "orderid": "paynet-order-id", "client_orderid": "merchant-order-id"}
+
+
+class Status(StrEnum):
+    APPROVED = "approved"
+    DECLINED = "declined"
+    FILTERED = "filtered"
+    ERROR = "error"
+    PROCESSING = "processing"
+    UNKNOWN = "unknown"
+
+    @property
+    def is_final(self) -> bool:
+        """approved, declined, filtered and error are final; processing and unknown poll on."""
+        return self in FINAL_STATUSES
+
+    @classmethod
+    def parse(cls, value: str) -> Status:
+        try:
+            return cls(value.strip().lower())
+        except ValueError:
+            return cls.UNKNOWN
+
+
+FINAL_STATUSES = frozenset({Status.APPROVED, Status.DECLINED, Status.FILTERED, Status.ERROR})
+
+
+def _decimal(value: str) -> Decimal | None:
+    try:
+        return Decimal(value) if value else None
+    except InvalidOperation:
+        return None
+
+
+@dataclass(frozen=True)
+class Response:
+    """Any successful gateway response; ``raw`` is the decoded body as received."""
+
+    raw: Mapping[str, str] = field(repr=False)
+    kind: str
+    serial_number: str
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, str]) -> Self:
+        names = [f.name for f in fields(cls) if f.name != "raw"]
+        values: dict[str, Any] = {name: raw.get(RENAMED.get(name, name.replace("_", "-")), "") for name in names}
+        if "status" in values:
+            values["status"] = Status.parse(values["status"])
+        if "amount" in values:
+            values["amount"] = _decimal(values["amount"])
+        return cls(raw=dict(raw), **values)
+
+    def get(self, name: str, default: str = "") -> str:
+        """A raw field by its wire name."""
+        return self.raw.get(name, default)
+
+
+@dataclass(frozen=True)
+class AsyncResponse(Response):
+    """Acknowledgement of an asynchronous operation (``async-response``)."""
+
+    orderid: str
+    client_orderid: str
+    end_point_id: str = ""
+    error_message: str = ""
+    error_code: str = ""
+
+
+@dataclass(frozen=True)
+class FormResponse(AsyncResponse):
+    """``async-form-response``: where to send the payer's browser."""
+
+    redirect_url: str = ""
+
+
+@dataclass(frozen=True)
+class StatusResponse(AsyncResponse):
+    """``status-response``: the transaction as the gateway sees it now (behaviour section 3)."""
+
+    status: Status = Status.UNKNOWN
+    amount: Decimal | None = None
+    currency: str = ""
+    transaction_type: str = ""
+    order_stage: str = ""
+    html: str = ""
+    redirect_to: str = ""
+    descriptor: str = ""
+    bin: str = ""
+    last_four_digits: str = ""
+    card_type: str = ""
+    card_exp_month: str = ""
+    card_exp_year: str = ""
+    cardholder_name: str = ""
+    card_ref_id: str = ""
+
+    @property
+    def is_final(self) -> bool:
+        return self.status.is_final
+
+    @property
+    def needs_payer(self) -> bool:
+        """The payer must act (3-D Secure): show ``html`` or send the browser to ``redirect_to``."""
+        return self.status is Status.PROCESSING and bool(self.html or self.redirect_to)
+
+
+@dataclass(frozen=True)
+class CardRefResponse(AsyncResponse):
+    """``create-card-ref-response``: the card reference made from a transaction."""
+
+    card_ref_id: str = ""
+    status: Status = Status.UNKNOWN
+
+
+@dataclass(frozen=True)
+class CardInfoResponse(Response):
+    """``get-card-info-response``: BIN, brand, masked PAN and expiry of a stored card."""
+
+    card_ref_id: str
+    bin: str
+    card_type: str
+    last_four_digits: str
+    masked_pan: str
+    card_exp_month: str
+    card_exp_year: str
+    cardholder_name: str = ""
+
+
+@dataclass(frozen=True)
+class RecurringPaymentResponse(Response):
+    """``create-recurring-payment-response``: the new subscription's id."""
+
+    recurring_payment_id: str
+    client_orderid: str = ""
+
+
+RESPONSE_MODELS: dict[ResponseKind, type[Response]] = {
+    ResponseKind.ASYNC: AsyncResponse,
+    ResponseKind.FORM: FormResponse,
+    ResponseKind.STATUS: StatusResponse,
+    ResponseKind.CARD_REF: CardRefResponse,
+    ResponseKind.CARD_INFO: CardInfoResponse,
+    ResponseKind.RECURRING: RecurringPaymentResponse,
+}

@@ -1,0 +1,78 @@
+"""Money: currencies, precision and minor units, always with ``Decimal``.
+
+The control checksum carries amounts in minor units ("10.00 becomes 1000", spec section 2.2;
+"0.94 becomes 94", behaviour section 7); requests carry them in major units with a dot.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+# ISO 4217 minor-unit exponents of the currencies the toolkit knows.
+CURRENCY_EXPONENTS: dict[str, int] = {
+    **dict.fromkeys(
+        (
+            "AED ARS AUD BAM BGN BRL BYN CAD CHF CNY COP CZK DKK EGP EUR GBP GEL HKD HUF ILS INR KZT MAD MDL MXN "
+            "MYR NGN NOK NZD PEN PHP PKR PLN QAR RON RSD RUB SAR SEK SGD THB TRY TWD UAH USD UZS ZAR AMD AZN KGS TJS"
+        ).split(),
+        2,
+    ),
+    **dict.fromkeys(["JPY", "KRW", "VND", "CLP", "ISK", "XOF", "XAF", "UGX", "PYG"], 0),
+    **dict.fromkeys(["BHD", "JOD", "KWD", "OMR", "TND", "IQD", "LYD"], 3),
+}
+
+
+class MoneyError(ValueError):
+    """An amount or currency that breaks a rule; ``field`` and ``rule`` say which."""
+
+    def __init__(self, field: str, rule: str) -> None:
+        super().__init__(f"{field}: {rule}")
+        self.field = field
+        self.rule = rule
+
+
+def currency_exponent(currency: str) -> int:
+    """Number of decimals of ``currency``; raises MoneyError for an unknown code."""
+    try:
+        return CURRENCY_EXPONENTS[currency]
+    except KeyError:
+        raise MoneyError("currency", f"unknown currency code {currency!r} (ISO 4217, upper case)") from None
+
+
+def parse_amount(value: object, currency: str | None = None) -> Decimal:
+    """Parse a positive major-unit amount, refusing floats and excess precision."""
+    if isinstance(value, float):
+        raise MoneyError("amount", "pass amounts as Decimal or str, never float")
+    text = str(value).strip()
+    try:
+        amount = Decimal(text)
+    except InvalidOperation:
+        raise MoneyError("amount", f"{text!r} is not a decimal number") from None
+    if not amount.is_finite() or amount <= 0:
+        raise MoneyError("amount", f"{text} must be a positive decimal number")
+    if currency is not None:
+        allowed = currency_exponent(currency)
+        exponent = amount.as_tuple().exponent
+        decimals = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+        if decimals > allowed:
+            raise MoneyError("amount", f"amount {text} has more decimals than {currency} allows ({allowed})")
+    return amount
+
+
+def to_minor_units(amount: object, currency: str) -> int:
+    """``Decimal('10.42')`` in EUR -> ``1042``; exact, never through float."""
+    exponent = currency_exponent(currency)
+    value = parse_amount(amount, currency)
+    return int(value.scaleb(exponent))
+
+
+def from_minor_units(minor: int, currency: str) -> Decimal:
+    """``1042`` in EUR -> ``Decimal('10.42')``."""
+    exponent = currency_exponent(currency)
+    return Decimal(minor).scaleb(-exponent).quantize(Decimal(1).scaleb(-exponent))
+
+
+def format_amount(amount: object, currency: str) -> str:
+    """The wire form of an amount: major units with the currency's decimals (``10.40``)."""
+    exponent = currency_exponent(currency)
+    return str(parse_amount(amount, currency).quantize(Decimal(1).scaleb(-exponent)))

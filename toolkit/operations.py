@@ -1,0 +1,537 @@
+"""THE catalogue: every operation of the gateway specification as data (sections 4.1 to 4.4).
+
+The client, the simulator, the CLI, the OpenAPI document, the notebook forms and the docs read
+this table; nothing restates it.  Where the spec says "not shown", the choice made here is
+listed in ``Operation.assumed`` so that tools can show it, and ``gateway-behaviour.md`` is quoted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from toolkit.fields import FIELDS
+
+
+class AuthScheme(StrEnum):
+    """How a request is authenticated (spec section 5)."""
+
+    CONTROL = "control"
+    OAUTH_HMAC_SHA1 = "HMAC-SHA1"
+    OAUTH_RSA_SHA256 = "RSA-SHA256"
+    NONE = "none"
+
+    @property
+    def is_oauth(self) -> bool:
+        return self in (AuthScheme.OAUTH_HMAC_SHA1, AuthScheme.OAUTH_RSA_SHA256)
+
+
+class ResponseKind(StrEnum):
+    """The ``type`` of a successful response body (behaviour section 2)."""
+
+    ASYNC = "async-response"
+    FORM = "async-form-response"
+    STATUS = "status-response"
+    CARD_REF = "create-card-ref-response"
+    CARD_INFO = "get-card-info-response"
+    RECURRING = "create-recurring-payment-response"
+
+
+# Names of control-formula parts that are not request fields.
+ENDPOINT_ID = "endpointId"  # whichever id is in the path: endpoint or endpoint group (behaviour 1)
+LOGIN = "login"
+_PART_DISPLAY = {"amount": "amount_in_minor_units"}
+
+
+@dataclass(frozen=True)
+class ControlFormula:
+    """control = SHA-1(parts... + merchant_control_key), lowercase hex (spec 5.1).
+
+    ``amount`` stands for the amount in minor units.  A part named in ``optional`` contributes
+    the empty string when its field is not sent (status by client_orderid; full capture/return).
+    """
+
+    parts: tuple[str, ...]
+    optional: frozenset[str] = frozenset()
+
+    @property
+    def text(self) -> str:
+        names = [_PART_DISPLAY.get(part, part) for part in self.parts]
+        return "SHA-1(" + " + ".join([*names, "merchant_control_key"]) + ")"
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One gateway operation: where it lives, how it is signed, what it needs and returns."""
+
+    name: str
+    path: str
+    code: str | None
+    request_type: str | None
+    response_type: str | None
+    response: ResponseKind
+    auth: AuthScheme
+    summary: str
+    required: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+    control: ControlFormula | None = None
+    one_of: tuple[tuple[str, ...], ...] = ()
+    together: tuple[tuple[str, ...], ...] = ()
+    group: bool = False
+    assumed: tuple[str, ...] = field(default=())
+
+    @property
+    def family(self) -> str:
+        """``v2``, ``v4`` or ``3ds/v1`` (spec section 9)."""
+        parts = self.path.split("/")
+        return "3ds/v1" if parts[2] == "3ds" else parts[2]
+
+    @property
+    def group_path(self) -> str:
+        return self.path.replace("/{endpointId}", "/group/{endpointGroupId}")
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """Every field the operation knows, required first."""
+        seen = dict.fromkeys([*self.required, *(n for group in self.one_of for n in group), *self.optional])
+        return tuple(seen)
+
+    @property
+    def method_name(self) -> str:
+        """The GatewayClient method (``return`` is a keyword: ``return_``)."""
+        return "return_" if self.name == "return" else self.name
+
+    def url_path(self, *, endpoint_id: str | None = None, group_id: str | None = None) -> str:
+        """The path with exactly one of endpoint id or group id filled in."""
+        if (endpoint_id is None) == (group_id is None):
+            raise ValueError(f"{self.name}: give exactly one of endpoint_id or group_id")
+        if group_id is not None:
+            if not self.group:
+                raise ValueError(f"{self.name} cannot be addressed by endpoint group")
+            return self.group_path.format(endpointGroupId=group_id)
+        return self.path.format(endpointId=endpoint_id)
+
+
+# Field sets shared by several operations.
+_CUSTOMER = ("first_name", "last_name", "address1", "city", "state", "zip_code", "country", "phone", "site_url")
+_CARD = ("credit_card_number", "card_printed_name", "expire_month", "expire_year", "cvv2")
+_URLS = ("redirect_url", "server_callback_url")
+_FOLLOW_UP = ("client_orderid", "orderid")
+_BROWSER = tuple(name for name in FIELDS if name.startswith("browser_"))
+_PAYOUT_DESTINATIONS = (
+    "credit_card_number",
+    "destination-card-no",
+    "cardrefid",
+    "account_number",
+    "ewallet_id",
+    "payout_phone",
+)
+
+SALE_CONTROL = ControlFormula((ENDPOINT_ID, "client_orderid", "amount", "email"))
+VERIFY_CONTROL = ControlFormula((ENDPOINT_ID, "client_orderid", "email"))
+FOLLOW_UP_CONTROL = ControlFormula((LOGIN, "client_orderid", "orderid"))
+AMOUNT_CONTROL = ControlFormula(
+    (LOGIN, "client_orderid", "orderid", "amount", "currency"), optional=frozenset({"amount", "currency"})
+)
+_ASSUMED_FORM_CONTROL = "control: not shown in the spec; the sale formula is used"
+_ASSUMED_FIELDS = "request fields: not shown in the spec beyond section 2.2; chosen by gatekit"
+_ASSUMED_GROUP = "endpoint-group addressing: decided per operation by gatekit (spec: 'depending on the operation')"
+
+
+def _payment(name: str, path: str, code: str, request: str, summary: str) -> Operation:
+    """sale and preauth: card data in the request, the sale control formula."""
+    return Operation(
+        name,
+        path,
+        code,
+        request,
+        "AsyncResponse",
+        ResponseKind.ASYNC,
+        AuthScheme.CONTROL,
+        summary,
+        required=("client_orderid", "order_desc", "amount", "currency", "email", "ipaddress", *_CARD),
+        optional=(*_URLS, *_CUSTOMER, "purpose"),
+        control=SALE_CONTROL,
+        group=True,
+        assumed=(_ASSUMED_FIELDS,),
+    )
+
+
+def _form(name: str, path: str, code: str, request: str, summary: str, *assumed: str) -> Operation:
+    """Hosted-form operations: no card data, a redirect address back (AsyncCheckoutFormRedirect)."""
+    return Operation(
+        name,
+        path,
+        code,
+        request,
+        "AsyncCheckoutFormRedirect",
+        ResponseKind.FORM,
+        AuthScheme.CONTROL,
+        summary,
+        required=("client_orderid", "order_desc", "amount", "currency", "email", "ipaddress", "redirect_url"),
+        optional=("server_callback_url", *_CUSTOMER, "purpose"),
+        control=SALE_CONTROL,
+        group=True,
+        assumed=(*assumed, _ASSUMED_FIELDS),
+    )
+
+
+_OPERATIONS = (
+    # 4.1 Payment operations
+    _payment("sale", "/api/v2/sale/{endpointId}", "SALE", "SaleRequest", "Authorization and capture combined"),
+    _form("sale_form", "/api/v2/sale-form/{endpointId}", "SALEFORM", "SaleFormRequest", "Hosted card page: sale"),
+    _payment("preauth", "/api/v2/preauth/{endpointId}", "PREAUTH", "AuthRequest", "Reserves funds; capture or void"),
+    _form("preauth_form", "/api/v2/preauth-form/{endpointId}", "PREAUTHFORM", "AuthFormRequest", "Hosted preauth"),
+    _form(
+        "payment_form",
+        "/api/v2/payment-form/{endpointId}",
+        "PAYMENTFORM",
+        "PaymentFormRequest",
+        "Universal hosted payment form",
+        _ASSUMED_FORM_CONTROL,
+    ),
+    Operation(
+        "capture",
+        "/api/v2/capture/{endpointId}",
+        "CAPTURE",
+        "CaptureRequest",
+        "AsyncResponse",
+        ResponseKind.ASYNC,
+        AuthScheme.CONTROL,
+        "Settles a preauth; partial capture with amount and currency",
+        required=_FOLLOW_UP,
+        optional=("amount", "currency", "comment"),
+        together=(("amount", "currency"),),
+        control=AMOUNT_CONTROL,
+        assumed=(_ASSUMED_GROUP,),
+    ),
+    Operation(
+        "void",
+        "/api/v2/void/{endpointId}",
+        "VOID",
+        "VoidRequest",
+        "AsyncResponse",
+        ResponseKind.ASYNC,
+        AuthScheme.CONTROL,
+        "Cancels an authorized, unsettled transaction; no partial amount",
+        required=_FOLLOW_UP,
+        optional=("comment",),
+        control=FOLLOW_UP_CONTROL,
+        assumed=(_ASSUMED_GROUP,),
+    ),
+    Operation(
+        "return",
+        "/api/v2/return/{endpointId}",
+        "RETURN",
+        "ReturnRequest",
+        "AsyncResponse",
+        ResponseKind.ASYNC,
+        AuthScheme.CONTROL,
+        "Refund or reversal; partial with amount and currency; releases a preauth",
+        required=_FOLLOW_UP,
+        optional=("amount", "currency", "comment"),
+        together=(("amount", "currency"),),
+        control=AMOUNT_CONTROL,
+        assumed=(_ASSUMED_GROUP,),
+    ),
+    Operation(
+        "status",
+        "/api/v2/status/{endpointId}",
+        "STATUS",
+        "StatusRequest",
+        "StatusResponse",
+        ResponseKind.STATUS,
+        AuthScheme.CONTROL,
+        "Current status of a transaction, by orderid or by client_orderid alone",
+        required=("client_orderid",),
+        optional=("orderid",),
+        control=ControlFormula((LOGIN, "client_orderid", "orderid"), optional=frozenset({"orderid"})),
+        assumed=(_ASSUMED_GROUP,),
+    ),
+    Operation(
+        "account_verification",
+        "/api/v2/account-verification/{endpointId}",
+        "ACCOUNT_VERIFICATION",
+        "AccountVerificationRequest",
+        "AsyncResponse",
+        ResponseKind.ASYNC,
+        AuthScheme.CONTROL,
+        "Zero-amount authorization that checks the card account",
+        required=("client_orderid", "email", "ipaddress", *_CARD),
+        optional=(*_URLS, *_CUSTOMER, "order_desc"),
+        control=VERIFY_CONTROL,
+        group=True,
+        assumed=(_ASSUMED_FIELDS,),
+    ),
+    Operation(
+        "account_verification_form",
+        "/api/v2/account-verification-form/{endpointId}",
+        "ACCOUNT_VERIFICATION_FORM",
+        "AccountVerificationFormRequest",
+        "AsyncCheckoutFormRedirect",
+        ResponseKind.FORM,
+        AuthScheme.CONTROL,
+        "Hosted-page variant of account verification",
+        required=("client_orderid", "email", "ipaddress", "redirect_url"),
+        optional=("server_callback_url", *_CUSTOMER, "order_desc"),
+        control=VERIFY_CONTROL,
+        group=True,
+        assumed=(_ASSUMED_FIELDS,),
+    ),
+    # 4.2 3DS result upload
+    Operation(
+        "upload_method_url_result",
+        "/api/3ds/v1/upload-method-url-result/{endpointId}",
+        "TDS_UPLOAD_METHOD_URL_RESULT",
+        "TdsMethodUrlResultRequest",
+        "AsyncResponse",
+        ResponseKind.ASYNC,
+        AuthScheme.CONTROL,
+        "Result of the 3DS 2.x Method step (threeDSCompInd Y/N/U)",
+        required=(*_FOLLOW_UP, "threeDSCompInd"),
+        optional=_BROWSER,
+        control=FOLLOW_UP_CONTROL,
+        assumed=(_ASSUMED_FIELDS,),
+    ),
+    Operation(
+        "upload_cres_result",
+        "/api/3ds/v1/upload-cres-result/{endpointId}",
+        "TDS_UPLOAD_CRES_RESULT",
+        "TdsCResResultRequest",
+        "AsyncResponse",
+        ResponseKind.ASYNC,
+        AuthScheme.CONTROL,
+        "Challenge response (CRes) at the end of a 3DS 2.x challenge",
+        required=(*_FOLLOW_UP, "cres"),
+        control=FOLLOW_UP_CONTROL,
+        assumed=(_ASSUMED_FIELDS,),
+    ),
+    Operation(
+        "upload_pares_result",
+        "/api/3ds/v1/upload-pares-result/{endpointId}",
+        "TDS_UPLOAD_PARES_RESULT",
+        "TdsPaResResultRequest",
+        "AsyncResponse",
+        ResponseKind.ASYNC,
+        AuthScheme.CONTROL,
+        "Payer authentication response (PaRes) of a 3DS 1.0.2 flow",
+        required=(*_FOLLOW_UP, "pares"),
+        optional=("md",),
+        control=FOLLOW_UP_CONTROL,
+        assumed=(_ASSUMED_FIELDS,),
+    ),
+    # 4.3 Cards and recurring
+    Operation(
+        "create_card_ref",
+        "/api/v2/create-card-ref/{endpointId}",
+        "CARDREF",
+        "CreateCardRefRequest",
+        "CardRefAsyncResponse",
+        ResponseKind.CARD_REF,
+        AuthScheme.CONTROL,
+        "Tokenizes the card of a final approved transaction into a card-ref-id",
+        required=_FOLLOW_UP,
+        control=FOLLOW_UP_CONTROL,
+    ),
+    Operation(
+        "create_card_ref_v4",
+        "/api/v4/create-card-ref/{endpointId}",
+        "CARDREF_V4",
+        "CreateCardRefV4Request",
+        "CardRefV4AsyncResponse",
+        ResponseKind.CARD_REF,
+        AuthScheme.OAUTH_RSA_SHA256,
+        "Tokenization with OAuth RSA-SHA256 signing",
+        required=_FOLLOW_UP,
+        assumed=(_ASSUMED_FIELDS,),
+    ),
+    Operation(
+        "get_card_info",
+        "/api/v2/get-card-info/{endpointId}",
+        "CARDINFO",
+        "GetCardInfoRequest",
+        "CardInfoAsyncResponse",
+        ResponseKind.CARD_INFO,
+        AuthScheme.CONTROL,
+        "BIN, brand, masked PAN and expiry of a stored card",
+        required=("cardrefid",),
+        control=ControlFormula((LOGIN, "cardrefid")),
+        assumed=("control: 'no control formula shown' in the spec; login + cardrefid from vectors/control.json",),
+    ),
+    Operation(
+        "make_rebill",
+        "/api/v2/make-rebill/{endpointId}",
+        "REBILL",
+        "RebillRequest",
+        "AsyncResponse",
+        ResponseKind.ASYNC,
+        AuthScheme.CONTROL,
+        "Charges a stored card while the cardholder is absent",
+        required=("client_orderid", "cardrefid", "amount", "currency", "order_desc"),
+        optional=("ipaddress", "cvv2", "server_callback_url", "comment"),
+        control=ControlFormula((LOGIN, "client_orderid", "cardrefid", "amount", "currency")),
+        group=True,
+        assumed=(_ASSUMED_FIELDS,),
+    ),
+    Operation(
+        "create_recurring_payment",
+        "/api/v4/create-recurring-payment/{endpointId}",
+        "CREATE_RP_V4",
+        "RecurringPaymentForCreation",
+        "CreateRecurringPaymentResponse",
+        ResponseKind.RECURRING,
+        AuthScheme.OAUTH_RSA_SHA256,
+        "Creates a subscription charged on a schedule",
+        required=("client_orderid", "cardrefid", "amount", "currency", "period", "interval"),
+        optional=("start_date", "repeats", "order_desc", "email", "server_callback_url"),
+        assumed=(_ASSUMED_FIELDS, "period and interval values: not shown; day|week|month|year and an integer"),
+    ),
+    Operation(
+        "pan_eligibility_send",
+        "/api/v2/pan-eligibility/send/{endpointId}",
+        None,
+        None,
+        None,
+        ResponseKind.ASYNC,
+        AuthScheme.OAUTH_HMAC_SHA1,
+        "Card-eligibility send (only the worked signing case in the spec)",
+        required=("client-order-id", "sending-card-ref-id"),
+        assumed=("operation code, request and response types: not shown; answered as an AsyncResponse",),
+    ),
+    Operation(
+        "transfer",
+        "/api/v4/transfer/{endpointId}",
+        None,
+        None,
+        None,
+        ResponseKind.ASYNC,
+        AuthScheme.OAUTH_RSA_SHA256,
+        "Card-to-card transfer (only the worked signing case in the spec)",
+        required=("client_orderid", "amount", "currency"),
+        optional=(
+            "order_desc",
+            *_CARD,
+            "ipaddress",
+            "deposit2card",
+            "destination-card-no",
+            "redirect_url",
+            "server_callback_url",
+            "card_recurring_payment_id",
+            "destination_card_recurring_payment_id",
+        ),
+        assumed=("operation code, request and response types: not shown; answered as an AsyncResponse",),
+    ),
+    # 4.4 Payouts
+    Operation(
+        "payout",
+        "/api/v2/payout/{endpointId}",
+        "PAYOUT",
+        "PayoutRequest",
+        "AsyncResponse",
+        ResponseKind.ASYNC,
+        AuthScheme.OAUTH_HMAC_SHA1,
+        "Outgoing transfer to a card, account, e-wallet or phone",
+        required=("client_orderid", "amount", "currency"),
+        one_of=(_PAYOUT_DESTINATIONS,),
+        optional=(
+            "order_desc",
+            "card_printed_name",
+            "expire_month",
+            "expire_year",
+            "cvv2",
+            "ipaddress",
+            "bank_code",
+            "deposit2card",
+            "redirect_url",
+            "server_callback_url",
+            "card_recurring_payment_id",
+            "destination_card_recurring_payment_id",
+        ),
+        group=True,
+        assumed=(_ASSUMED_FIELDS,),
+    ),
+    Operation(
+        "payout_form",
+        "/api/v2/payout-form/{endpointId}",
+        "PAYOUTFORM",
+        "PayoutFormRequest",
+        "AsyncCheckoutFormRedirect",
+        ResponseKind.FORM,
+        AuthScheme.CONTROL,
+        "Payout with the destination collected on a hosted form",
+        required=("client_orderid", "order_desc", "amount", "currency", "email", "ipaddress", "redirect_url"),
+        optional=("server_callback_url", *_CUSTOMER),
+        control=SALE_CONTROL,
+        group=True,
+        assumed=(_ASSUMED_FORM_CONTROL, _ASSUMED_FIELDS),
+    ),
+    Operation(
+        "payout_check",
+        "/api/v4/payout-check/{endpointId}",
+        "PAYOUT_V4_CHECK",
+        "PayoutCheckRequest",
+        "AsyncResponse",
+        ResponseKind.ASYNC,
+        AuthScheme.OAUTH_RSA_SHA256,
+        "Step 1: validates the recipient and registers the payout without moving funds",
+        required=("client_orderid", "amount", "currency"),
+        one_of=(_PAYOUT_DESTINATIONS,),
+        optional=(
+            "order_desc",
+            "card_printed_name",
+            "expire_month",
+            "expire_year",
+            "ipaddress",
+            "bank_code",
+            "server_callback_url",
+        ),
+        assumed=(_ASSUMED_FIELDS,),
+    ),
+    Operation(
+        "payout_pay",
+        "/api/v4/payout-pay/{endpointId}",
+        None,
+        None,
+        None,
+        ResponseKind.ASYNC,
+        AuthScheme.OAUTH_RSA_SHA256,
+        "Step 2: executes a payout registered by payout-check",
+        required=_FOLLOW_UP,
+        optional=("server_callback_url",),
+        assumed=(
+            "auth: OAuth RSA-SHA256 assumed from the v4 family (spec: not shown)",
+            "operation code, request and response types: not shown; answered as an AsyncResponse",
+            "request fields: not shown; client_orderid and the orderid of the payout-check",
+        ),
+    ),
+)
+
+OPERATIONS: dict[str, Operation] = {op.name: op for op in _OPERATIONS}
+
+
+def get_operation(name: str) -> Operation:
+    """Look an operation up by name, path segment or code (``sale-form``, ``SALEFORM``)."""
+    key = name.strip().replace("-", "_").lower()
+    if key in OPERATIONS:
+        return OPERATIONS[key]
+    for op in OPERATIONS.values():
+        if op.code and op.code.lower() == key:
+            return op
+    known = ", ".join(OPERATIONS)
+    raise KeyError(f"unknown operation {name!r}; known operations: {known}")
+
+
+def iter_operations() -> Iterator[Operation]:
+    return iter(OPERATIONS.values())
+
+
+def _check_catalogue() -> None:
+    """Every field named by an operation is in the field registry (fails at import)."""
+    for op in _OPERATIONS:
+        for name in op.fields:
+            if name not in FIELDS:
+                raise AssertionError(f"{op.name}: field {name!r} missing from toolkit.fields.FIELDS")
+
+
+_check_catalogue()

@@ -1,0 +1,81 @@
+"""Checks of a request's fields against the catalogue, shared by the client and the simulator.
+
+Every problem names the field and the rule it breaks, so that a person can fix the request
+without reading the spec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from toolkit.fields import FIELDS, Kind, format_problem
+from toolkit.money import MoneyError, currency_exponent, parse_amount
+from toolkit.operations import Operation
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One broken rule: ``field`` and a sentence that says what is wrong."""
+
+    field: str
+    rule: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.rule}"
+
+
+def request_problems(operation: Operation, fields: Mapping[str, str], *, strict: bool = True) -> list[Problem]:
+    """Everything wrong with ``fields`` for ``operation``; empty when the request is well-formed.
+
+    ``strict`` also checks formats (Luhn, e-mail, URL...); the client always checks presence,
+    amounts, currencies and expiry dates.
+    """
+    present = {name: str(value).strip() for name, value in fields.items() if str(value).strip() != ""}
+    problems = [Problem(name, f"is required by {operation.name}") for name in operation.required if name not in present]
+    for group in operation.one_of:
+        if not any(name in present for name in group):
+            problems.append(Problem(group[0], f"{operation.name} needs one of: {', '.join(group)}"))
+    for group in operation.together:
+        sent = [name for name in group if name in present]
+        if sent and len(sent) != len(group):
+            missing = next(name for name in group if name not in present)
+            problems.append(Problem(missing, f"goes together with {', '.join(sent)}"))
+    problems.extend(_money_problems(present))
+    problems.extend(_expiry_problems(present))
+    for name, value in present.items():
+        spec = FIELDS.get(name)
+        if spec is None or spec.kind in (Kind.AMOUNT, Kind.CURRENCY, Kind.MONTH, Kind.YEAR):
+            continue
+        if strict or spec.kind in (Kind.ID,):
+            rule = format_problem(spec, value)
+            if rule:
+                problems.append(Problem(name, rule))
+    return problems
+
+
+def _money_problems(present: Mapping[str, str]) -> list[Problem]:
+    currency = present.get("currency")
+    problems = []
+    if currency is not None:
+        try:
+            currency_exponent(currency)
+        except MoneyError as exc:
+            problems.append(Problem(exc.field, exc.rule))
+            currency = None
+    if "amount" in present:
+        try:
+            parse_amount(present["amount"], currency)
+        except MoneyError as exc:
+            problems.append(Problem(exc.field, exc.rule))
+    return problems
+
+
+def _expiry_problems(present: Mapping[str, str]) -> list[Problem]:
+    problems = []
+    for name in ("expire_month", "expire_year"):
+        if name in present:
+            rule = format_problem(FIELDS[name], present[name])
+            if rule:
+                problems.append(Problem(name, rule))
+    return problems
