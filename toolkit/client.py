@@ -24,6 +24,7 @@ from toolkit.config import GatewayConfig, PollSchedule
 from toolkit.errors import InvalidRequestError, ProtocolError, TransportError, error_from_response
 from toolkit.exchange import Exchange
 from toolkit.fields import FIELDS
+from toolkit.masking import mask_text
 from toolkit.models import (
     RESPONSE_MODELS,
     AsyncResponse,
@@ -46,12 +47,12 @@ R = TypeVar("R", bound=Response)
 _PYTHON_NAMES = {spec.python_name: name for name, spec in FIELDS.items()}
 
 
-def wire_value(value: object) -> str:
+def wire_value(value: object, name: str = "amount") -> str:
     """How a Python value is written in a form body (Decimal as is, bools as true/false)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        raise InvalidRequestError("request", [Problem("amount", "pass money as Decimal or str, never float")])
+        raise InvalidRequestError("request", [Problem(name, "pass money as Decimal or str, never float")])
     if isinstance(value, Decimal):
         return format(value, "f")
     return str(value)
@@ -59,8 +60,8 @@ def wire_value(value: object) -> str:
 
 def wire_fields(fields: Fields | None, extra: Fields) -> list[tuple[str, str]]:
     """Merge a mapping and keyword fields; Python names become wire names; None is dropped."""
-    merged = {**(fields or {}), **extra}
-    return [(_PYTHON_NAMES.get(name, name), wire_value(value)) for name, value in merged.items() if value is not None]
+    merged = {_PYTHON_NAMES.get(name, name): value for name, value in {**(fields or {}), **extra}.items()}
+    return [(name, wire_value(value, name)) for name, value in merged.items() if value is not None]
 
 
 @dataclass(frozen=True)
@@ -122,17 +123,21 @@ class GatewayClient:
     ) -> PreparedCall:
         """Build, check and sign a request without sending it."""
         op = operation if isinstance(operation, Operation) else get_operation(operation)
-        pairs = wire_fields(fields, kwargs)
-        if self.validate if validate is None else validate:
+        try:
+            pairs = wire_fields(fields, kwargs)
+        except InvalidRequestError as exc:
+            raise InvalidRequestError(op.name, exc.problems) from None
+        strict = self.validate if validate is None else validate
+        if strict:
             problems = request_problems(op, dict(pairs))
             if problems:
                 raise InvalidRequestError(op.name, problems)
         path_id, path = self._address(op, dict(pairs), endpoint_id, group_id, use_group)
-        auth = self._auth(op, path_id)
+        auth = self._auth(op, path_id, strict=strict)
         request = requests.Request(
             "POST",
             self.config.base_url + path,
-            data=encode_form(pairs),
+            data=encode_form(pairs).encode("utf-8"),
             headers={
                 "Accept": MEDIA_TYPE,
                 "Content-Type": FORM_TYPE,
@@ -162,7 +167,7 @@ class GatewayClient:
             body = decode_response(answer.content)
         except DecodeError as exc:
             raise ProtocolError(
-                f"HTTP {answer.status_code} {answer.headers.get('Content-Type', '')}: {exc}",
+                f"HTTP {answer.status_code} {answer.headers.get('Content-Type', '')}: {mask_text(str(exc))}",
                 operation=op.name,
                 http_status=answer.status_code,
             ) from None
@@ -178,9 +183,11 @@ class GatewayClient:
     ) -> tuple[str, str]:
         """Which id goes in the path: explicit > group if asked > the order's endpoint > configured."""
         config = self.config
+        if use_group and endpoint_id is None and group_id is None:
+            group_id = self._group_id(op)
         if endpoint_id is None and group_id is None:
             remembered = self._endpoints.get(fields.get("orderid", ""))
-            if (use_group or config.endpoint_id is None) and op.group and config.endpoint_group_id:
+            if config.endpoint_id is None and op.group and config.endpoint_group_id:
                 group_id = config.endpoint_group_id
             elif remembered or config.endpoint_id:
                 endpoint_id = remembered or config.endpoint_id
@@ -194,10 +201,22 @@ class GatewayClient:
         except ValueError as exc:
             raise InvalidRequestError(op.name, [Problem("endpointGroupId", str(exc))]) from None
 
-    def _auth(self, op: Operation, path_id: str) -> requests.auth.AuthBase | None:
+    def _group_id(self, op: Operation) -> str:
+        """The configured endpoint group id, for an operation that may be addressed by group."""
+        if not op.group:
+            raise InvalidRequestError(op.name, [Problem("endpointGroupId", f"{op.name} has no group address")])
+        if not self.config.endpoint_group_id:
+            raise InvalidRequestError(
+                op.name, [Problem("endpointGroupId", "no endpoint group id is configured (GATEWAY_ENDPOINT_GROUP_ID)")]
+            )
+        return self.config.endpoint_group_id
+
+    def _auth(self, op: Operation, path_id: str, *, strict: bool = True) -> requests.auth.AuthBase | None:
         config = self.config
         if op.auth is AuthScheme.CONTROL:
-            return ControlAuth(op, path_id=path_id, login=config.login, control_key=config.control_key)
+            return ControlAuth(
+                op, path_id=path_id, login=config.login, control_key=config.control_key, strict=strict
+            )
         if op.auth.is_oauth:
             rsa_key = config.private_key if op.auth is AuthScheme.OAUTH_RSA_SHA256 else None
             return OAuthAuth(

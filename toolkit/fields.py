@@ -138,6 +138,25 @@ def luhn_ok(number: str) -> bool:
     return total % 10 == 0
 
 
+_BRANDS = (
+    ("AMEX", ("34", "37")),
+    ("DISCOVER", ("6011", "65")),
+    ("JCB", ("35",)),
+    ("UNIONPAY", ("62",)),
+    ("MASTERCARD", tuple(str(n) for n in (*range(51, 56), *range(2221, 2721)))),
+    ("MAESTRO", ("50", "56", "57", "58", "6")),
+    ("VISA", ("4",)),
+)
+
+
+def card_brand(number: str) -> str:
+    """The card scheme from the leading digits (``VISA``, ``MASTERCARD``...), ``UNKNOWN`` otherwise."""
+    for brand, prefixes in _BRANDS:
+        if number.startswith(prefixes):
+            return brand
+    return "UNKNOWN"
+
+
 def _ip_ok(value: str) -> bool:
     if ":" in value:  # IPv6: leave the detail to the network stack
         return bool(re.fullmatch(r"[0-9A-Fa-f:.]+", value))

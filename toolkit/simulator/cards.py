@@ -1,0 +1,209 @@
+"""Card references, card info, rebills and recurring payments (spec 4.3).
+
+A card reference is made only from a final approved card transaction; it keeps BIN, last four,
+brand, expiry and holder (never the PAN or CVV).  Rebills and recurring charges have no CVV: the
+amount chooses their outcome (``outcomes.outcome_for_amount``).  Recurring payments are charged
+by the simulator's clock: advancing it past ``next_at`` makes the charge.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+from typing import Any
+
+from toolkit.money import from_minor_units, to_minor_units
+from toolkit.operations import ResponseKind, get_operation
+from toolkit.simulator.engine import Call, Engine, Result
+from toolkit.simulator.errors import field_error, state_error
+from toolkit.simulator.store import Row
+from toolkit.testdata.outcomes import outcome_for_amount
+
+TOKENIZABLE = ("sale", "preauth", "account-verification")
+PERIOD_DAYS = {"day": 1, "week": 7}
+_RECURRING_OP = get_operation("make_rebill")  # a recurring charge is a rebill made by the clock
+
+
+def create_card_ref(engine: Engine, call: Call) -> Result:
+    with engine.store.transaction():
+        tx = engine.find(call.merchant.login, call.fields["orderid"], call.client_orderid)
+        if tx["kind"] not in TOKENIZABLE or tx["status"] != "approved" or not tx["card_last4"]:
+            raise state_error(
+                f"a card reference needs a final approved card transaction; orderid {tx['orderid']} "
+                f"is a {tx['kind']} with status {tx['status']}"
+            )
+        existing = engine.store.one("SELECT cardrefid FROM card_refs WHERE source_orderid=?", (tx["orderid"],))
+        cardrefid = (
+            existing["cardrefid"]
+            if existing
+            else engine.store.insert(
+                "card_refs",
+                {
+                    "login": tx["login"],
+                    "source_orderid": tx["orderid"],
+                    "bin": tx["card_bin"],
+                    "last4": tx["card_last4"],
+                    "card_type": tx["card_type"],
+                    "exp_month": tx["card_exp_month"],
+                    "exp_year": tx["card_exp_year"],
+                    "holder": tx["cardholder"],
+                    "created_at": engine.clock.now(),
+                },
+            )
+        )
+    return Result(ResponseKind.CARD_REF, tx, {"card-ref-id": str(cardrefid), "status": "approved"})
+
+
+def card_ref(engine: Engine, login: str, cardrefid: str) -> Row:
+    row = engine.store.one(
+        "SELECT * FROM card_refs WHERE cardrefid=? AND login=?", (int(cardrefid) if cardrefid.isdigit() else -1, login)
+    )
+    if row is None:
+        raise state_error(f"cardrefid {cardrefid} is unknown for this merchant")
+    return row
+
+
+def get_card_info(engine: Engine, call: Call) -> Result:
+    ref = card_ref(engine, call.merchant.login, call.fields["cardrefid"])
+    masked = ref["bin"] + "*" * 6 + ref["last4"]
+    return Result(
+        ResponseKind.CARD_INFO,
+        None,
+        {
+            "card-ref-id": str(ref["cardrefid"]),
+            "bin": ref["bin"],
+            "card-type": ref["card_type"],
+            "last-four-digits": ref["last4"],
+            "masked-pan": masked,
+            "card-exp-month": ref["exp_month"],
+            "card-exp-year": ref["exp_year"],
+            "cardholder-name": ref["holder"],
+        },
+    )
+
+
+def _card_columns(ref: Row) -> dict[str, Any]:
+    return {
+        "card_bin": ref["bin"],
+        "card_last4": ref["last4"],
+        "card_type": ref["card_type"],
+        "card_exp_month": ref["exp_month"],
+        "card_exp_year": ref["exp_year"],
+        "cardholder": ref["holder"],
+        "cardrefid": str(ref["cardrefid"]),
+    }
+
+
+def amount_plan(amount: str, currency: str) -> dict[str, str]:
+    outcome = outcome_for_amount(amount, currency)
+    return {"plan_status": outcome.status.value, "plan_code": outcome.error_code, "plan_message": outcome.error_message}
+
+
+def make_rebill(engine: Engine, call: Call) -> Result:
+    with engine.store.transaction():
+        ref = card_ref(engine, call.merchant.login, call.fields["cardrefid"])
+        plan = amount_plan(call.fields["amount"], call.fields["currency"])
+        tx = engine.schedule(engine.new_tx(call, "rebill", **_card_columns(ref), **plan))
+    return Result(ResponseKind.ASYNC, tx)
+
+
+def _first_charge(call: Call, now: float) -> float:
+    start = call.fields.get("start_date")
+    if not start:
+        return now
+    day = dt.date.fromisoformat(start)
+    return max(now, dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC).timestamp())
+
+
+def next_charge(previous: float, period: str, interval: int) -> float:
+    """The next charge time: days and weeks exactly; months and years on the calendar."""
+    if period in PERIOD_DAYS:
+        return previous + PERIOD_DAYS[period] * interval * 86400
+    moment = dt.datetime.fromtimestamp(previous, dt.UTC)
+    months = interval * (12 if period == "year" else 1)
+    year, month = divmod(moment.month - 1 + months, 12)
+    year, month = moment.year + year, month + 1
+    day = min(moment.day, calendar.monthrange(year, month)[1])
+    return moment.replace(year=year, month=month, day=day).timestamp()
+
+
+def create_recurring_payment(engine: Engine, call: Call) -> Result:
+    fields = call.fields
+    if int(fields["interval"]) < 1:
+        raise field_error("interval: must be at least 1")
+    with engine.store.transaction():
+        card_ref(engine, call.merchant.login, fields["cardrefid"])
+        rp_id = engine.store.insert(
+            "recurring",
+            {
+                "login": call.merchant.login,
+                "endpoint_id": call.endpoint_id,
+                "cardrefid": fields["cardrefid"],
+                "client_orderid": call.client_orderid,
+                "amount_minor": to_minor_units(fields["amount"], fields["currency"]),
+                "currency": fields["currency"],
+                "period": fields["period"],
+                "interval": int(fields["interval"]),
+                "repeats": int(fields.get("repeats", "0") or 0),
+                "next_at": _first_charge(call, engine.clock.now()),
+                "callback_url": fields.get("server_callback_url", ""),
+                "state": "active",
+                "created_at": engine.clock.now(),
+            },
+        )
+    engine.wake()
+    return Result(
+        ResponseKind.RECURRING, None, {"recurring-payment-id": str(rp_id), "merchant-order-id": call.client_orderid}
+    )
+
+
+def charge_due(engine: Engine, now: float) -> None:
+    """Charge every active subscription whose next charge is due (each one once per period)."""
+    for rp in engine.store.all("SELECT * FROM recurring WHERE state='active' AND next_at<=?", (now,)):
+        ref = card_ref(engine, rp["login"], rp["cardrefid"])
+        charged = rp["charged"] + 1
+        call = Call(
+            _RECURRING_OP,
+            engine.merchant(rp["login"]),
+            rp["endpoint_id"],
+            None,
+            {"client_orderid": f"{rp['client_orderid']}-{charged}", "server_callback_url": rp["callback_url"]},
+            serial="",
+        )
+        amount = str(from_minor_units(rp["amount_minor"], rp["currency"]))
+        tx = engine.new_tx(
+            call,
+            "recurring-charge",
+            amount_minor=rp["amount_minor"],
+            currency=rp["currency"],
+            **_card_columns(ref),
+            **amount_plan(amount, rp["currency"]),
+            extra=f'{{"recurring_payment_id": "{rp["id"]}"}}',
+        )
+        engine.decide(tx)
+        done = rp["repeats"] and charged >= rp["repeats"]
+        engine.store.update(
+            "recurring",
+            "id",
+            rp["id"],
+            {
+                "charged": charged,
+                "state": "completed" if done else "active",
+                "next_at": None if done else next_charge(rp["next_at"], rp["period"], rp["interval"]),
+            },
+        )
+
+
+def recurring_due(engine: Engine) -> float | None:
+    row = engine.store.one("SELECT MIN(next_at) AS t FROM recurring WHERE state='active'")
+    return row["t"] if row else None
+
+
+def install(engine: Engine) -> None:
+    engine.register("create_card_ref", create_card_ref)
+    engine.register("create_card_ref_v4", create_card_ref)
+    engine.register("get_card_info", get_card_info)
+    engine.register("make_rebill", make_rebill)
+    engine.register("create_recurring_payment", create_recurring_payment)
+    engine.tick_hooks.append(lambda now: charge_due(engine, now))
+    engine.due_providers.append(lambda: recurring_due(engine))

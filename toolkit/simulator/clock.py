@@ -1,0 +1,38 @@
+"""The simulator's clock: wall time plus an offset that the control API can advance.
+
+Advancing the clock is how tests reach a settlement cut-off, a recurring charge, a 3-D Secure
+method timeout or the next callback retry without waiting.  Listeners (the scheduler) are told.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+
+class SimClock:
+    def __init__(self, source: Callable[[], float] = time.time) -> None:
+        self._source = source
+        self._offset = 0.0
+        self._lock = threading.Lock()
+        self._listeners: list[Callable[[], None]] = []
+
+    def now(self) -> float:
+        return self._source() + self._offset
+
+    @property
+    def offset(self) -> float:
+        return self._offset
+
+    def advance(self, seconds: float) -> float:
+        if seconds < 0:
+            raise ValueError("the simulator's clock only moves forward")
+        with self._lock:
+            self._offset += seconds
+        for listener in list(self._listeners):
+            listener()
+        return self.now()
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)

@@ -1,0 +1,327 @@
+"""The engine: transactions, their life (spec section 3) and the decisions of the sandbox table.
+
+Handlers take a ``Call`` (operation, merchant, addressed endpoint, canonical fields) and return
+a ``Result`` for the renderer.  Every state change runs inside ``Store.transaction()``.
+Asynchronous like the gateway: a transaction starts ``processing`` and is decided at
+``decide_at`` (now + latency) unless the payer must act first (3-D Secure, hosted form).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolkit.fields import card_brand
+from toolkit.models import Status
+from toolkit.money import from_minor_units, to_minor_units
+from toolkit.operations import Operation, ResponseKind
+from toolkit.signing import callback_control
+from toolkit.simulator.clock import SimClock
+from toolkit.simulator.errors import SimError, state_error
+from toolkit.simulator.settings import Merchant, SimulatorSettings
+from toolkit.simulator.store import Row, Store, dumps, loads
+
+# Transaction kinds that start an order (a duplicate client_orderid among them is worth a warning).
+INITIAL_KINDS = ("sale", "preauth", "account-verification", "rebill", "payout", "payout-check", "transfer")
+STAGE_PREFIX = {
+    "sale": "sale",
+    "preauth": "auth",
+    "account-verification": "verify",
+    "capture": "capture",
+    "void": "void",
+    "return": "return",
+    "reversal": "reversal",
+    "rebill": "rebill",
+    "recurring-charge": "recurring",
+    "payout": "payout",
+    "payout-check": "payout_check",
+    "payout-pay": "payout",
+    "transfer": "transfer",
+    "pan-eligibility": "eligibility",
+}
+SETTLING_KINDS = ("sale", "capture", "rebill", "recurring-charge", "transfer")
+
+
+@dataclass
+class Call:
+    """One accepted request, ready for the engine."""
+
+    operation: Operation
+    merchant: Merchant
+    endpoint_id: str
+    group_id: str | None
+    fields: dict[str, str]
+    serial: str
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def client_orderid(self) -> str:
+        return self.fields.get("client_orderid") or self.fields.get("client-order-id", "")
+
+
+@dataclass
+class Result:
+    """What a handler produced: the response kind, the transaction (if any) and extra fields."""
+
+    kind: ResponseKind
+    tx: Row | None = None
+    fields: dict[str, str] = field(default_factory=dict)
+
+
+Handler = Callable[["Engine", Call], Result]
+FinalHook = Callable[[Row], None]
+
+
+class Engine:
+    """State machine over the store; the scheduler calls ``tick`` when something is due."""
+
+    def __init__(
+        self,
+        settings: SimulatorSettings,
+        store: Store,
+        clock: SimClock,
+        *,
+        wake: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.clock = clock
+        self.wake = wake
+        self.final_hooks: list[FinalHook] = []
+        self.tick_hooks: list[Callable[[float], None]] = []
+        self.due_providers: list[Callable[[], float | None]] = [self._engine_due]
+        self.handlers: dict[str, Handler] = {}
+        self.seed_merchants()
+
+    # --- registry ----------------------------------------------------------------------------------
+
+    def register(self, operation: str, handler: Handler) -> None:
+        self.handlers[operation] = handler
+
+    def handle(self, call: Call) -> Result:
+        handler = self.handlers.get(call.operation.name)
+        if handler is None:
+            raise SimError(f"{call.operation.name} is not implemented by the simulator", http_status=500, kind="error")
+        return handler(self, call)
+
+    def seed_merchants(self) -> None:
+        with self.store.transaction():
+            for merchant in self.settings.merchants:
+                self.store.execute(
+                    "INSERT OR IGNORE INTO merchants (login, payout_balance_minor, currency) VALUES (?, ?, ?)",
+                    (merchant.login, merchant.payout_balance_minor, merchant.currency),
+                )
+
+    def merchant(self, login: str) -> Merchant:
+        merchant = self.settings.merchant_by_login(login)
+        if merchant is None:
+            raise SimError(f"unknown merchant {login}", code="5")
+        return merchant
+
+    # --- transactions ------------------------------------------------------------------------------
+
+    def tx(self, orderid: int | str) -> Row:
+        row = self.store.one("SELECT * FROM transactions WHERE orderid=?", (int(orderid),))
+        if row is None:
+            raise state_error(f"orderid {orderid} is unknown")
+        return row
+
+    def find(self, login: str, orderid: str | None, client_orderid: str) -> Row:
+        """The merchant's transaction by orderid, or by client_orderid alone (the first one made)."""
+        if orderid:
+            if not orderid.isdigit():
+                raise state_error(f"orderid {orderid} is unknown")
+            row = self.store.one("SELECT * FROM transactions WHERE orderid=? AND login=?", (int(orderid), login))
+            if row is None:
+                raise state_error(f"orderid {orderid} is unknown for this merchant")
+            return row
+        row = self.store.one(
+            "SELECT * FROM transactions WHERE login=? AND client_orderid=? ORDER BY orderid LIMIT 1",
+            (login, client_orderid),
+        )
+        if row is None:
+            raise state_error(f"no transaction with client_orderid {client_orderid}")
+        return row
+
+    def new_tx(self, call: Call, kind: str, **values: Any) -> Row:
+        """Insert a ``processing`` transaction for this call (inside the caller's DB transaction)."""
+        now = self.clock.now()
+        fields = call.fields
+        row: dict[str, Any] = {
+            "login": call.merchant.login,
+            "endpoint_id": call.endpoint_id,
+            "group_id": call.group_id,
+            "client_orderid": call.client_orderid,
+            "kind": kind,
+            "status": Status.PROCESSING.value,
+            "stage": f"{STAGE_PREFIX[kind]}_processing",
+            "plan_status": Status.APPROVED.value,
+            "email": fields.get("email", ""),
+            "redirect_url": fields.get("redirect_url", ""),
+            "callback_url": fields.get("server_callback_url", ""),
+            "descriptor": f"GATEKIT*{call.merchant.login.upper()}"[:22],
+            "created_at": now,
+            "updated_at": now,
+        }
+        if "amount" in fields and "currency" in fields:
+            row["amount_minor"] = to_minor_units(fields["amount"], fields["currency"])
+            row["currency"] = fields["currency"]
+        row.update(values)
+        if kind in INITIAL_KINDS:
+            self._warn_duplicate(call, kind)
+        orderid = self.store.insert("transactions", row)
+        return self.tx(orderid)
+
+    def _warn_duplicate(self, call: Call, kind: str) -> None:
+        marks = ",".join("?" * len(INITIAL_KINDS))
+        existing = self.store.one(
+            f"SELECT orderid, kind FROM transactions WHERE login=? AND client_orderid=? AND kind IN ({marks}) LIMIT 1",
+            (call.merchant.login, call.client_orderid, *INITIAL_KINDS),
+        )
+        if existing:
+            call.warnings.append(
+                f"client_orderid {call.client_orderid} was already used by {existing['kind']} "
+                f"orderid {existing['orderid']}: use a new client_orderid for every new order"
+            )
+
+    @staticmethod
+    def card_values(fields: dict[str, str]) -> dict[str, str]:
+        """What the simulator keeps of a card: BIN, last four, brand, expiry, holder. Never PAN or CVV."""
+        number = fields.get("credit_card_number", "")
+        return {
+            "card_bin": number[:6],
+            "card_last4": number[-4:],
+            "card_type": card_brand(number),
+            "card_exp_month": fields.get("expire_month", ""),
+            "card_exp_year": fields.get("expire_year", ""),
+            "cardholder": fields.get("card_printed_name", ""),
+        }
+
+    def update(self, tx: Row, **values: Any) -> Row:
+        values["updated_at"] = self.clock.now()
+        self.store.update("transactions", "orderid", tx["orderid"], values)
+        return self.tx(tx["orderid"])
+
+    def extra(self, tx: Row) -> dict[str, Any]:
+        return dict(loads(tx["extra"]))
+
+    def set_extra(self, tx: Row, **values: Any) -> Row:
+        return self.update(tx, extra=dumps({**self.extra(tx), **values}))
+
+    # --- decisions ---------------------------------------------------------------------------------
+
+    def schedule(self, tx: Row) -> Row:
+        """Decide now (latency 0) or at now + latency (the scheduler wakes for it)."""
+        if self.settings.latency <= 0:
+            return self.decide(tx)
+        tx = self.update(tx, decide_at=self.clock.now() + self.settings.latency)
+        self.wake()
+        return tx
+
+    def decide(self, tx: Row) -> Row:
+        """Carry out the planned outcome of a transaction whose payer steps are done."""
+        return self.finalize(tx, tx["plan_status"], tx["plan_code"], tx["plan_message"])
+
+    def finalize(self, tx: Row, status: str, code: str = "", message: str = "") -> Row:
+        """Set the status (final, or ``unknown``); run the final hooks (callbacks) in the same DB transaction."""
+        if tx["status"] not in (Status.PROCESSING.value, Status.UNKNOWN.value) and status == tx["status"]:
+            return tx
+        now = self.clock.now()
+        settle_at = (
+            now + self.settings.settlement_after if status == "approved" and tx["kind"] in SETTLING_KINDS else None
+        )
+        tx = self.update(
+            tx,
+            status=status,
+            stage=f"{STAGE_PREFIX[tx['kind']]}_{status}",
+            error_code=code if status != "approved" else "",
+            error_message=message if status != "approved" else "",
+            decide_at=None,
+            deadline_at=None,
+            tds_state="done" if tx["tds_state"] else "",
+            settle_at=settle_at,
+        )
+        for hook in self.final_hooks:
+            hook(tx)
+        return tx
+
+    def force_status(self, orderid: int, status: str, code: str = "", message: str = "") -> Row:
+        with self.store.transaction():
+            return self.finalize(self.tx(orderid), status, code, message)
+
+    # --- the clock ---------------------------------------------------------------------------------
+
+    def tick(self) -> float | None:
+        """Do everything that is due on the simulator's clock; returns when something is next due."""
+        now = self.clock.now()
+        with self.store.transaction():
+            for tx in self.store.all(
+                "SELECT * FROM transactions WHERE status='processing' AND decide_at IS NOT NULL AND decide_at<=?",
+                (now,),
+            ):
+                self.decide(tx)
+            for hook in self.tick_hooks:
+                hook(now)
+            self.store.execute(
+                "UPDATE transactions SET settled=1, settle_at=NULL WHERE settled=0 AND settle_at<=?", (now,)
+            )
+        return self.next_due()
+
+    def _engine_due(self) -> float | None:
+        row = self.store.one(
+            "SELECT MIN(t) AS t FROM ("
+            " SELECT MIN(decide_at) AS t FROM transactions WHERE status='processing' AND decide_at IS NOT NULL"
+            " UNION ALL SELECT MIN(deadline_at) FROM transactions WHERE status='processing' AND deadline_at IS NOT NULL"
+            " UNION ALL SELECT MIN(settle_at) FROM transactions WHERE settled=0 AND settle_at IS NOT NULL)"
+        )
+        return row["t"] if row else None
+
+    def next_due(self) -> float | None:
+        times = [t for t in (provider() for provider in self.due_providers) if t is not None]
+        return min(times) if times else None
+
+    def settle(self, orderid: int | None = None) -> int:
+        """Settle one approved transaction, or every one that is due to settle; returns how many."""
+        with self.store.transaction():
+            if orderid is not None:
+                return self.store.execute(
+                    "UPDATE transactions SET settled=1, settle_at=NULL WHERE orderid=? AND status='approved'",
+                    (orderid,),
+                )
+            return self.store.execute(
+                "UPDATE transactions SET settled=1, settle_at=NULL WHERE settled=0 AND settle_at IS NOT NULL"
+            )
+
+    # --- what goes back to the merchant ------------------------------------------------------------
+
+    def amount_text(self, tx: Row) -> str:
+        if tx["amount_minor"] is None or not tx["currency"]:
+            return ""
+        return str(from_minor_units(tx["amount_minor"], tx["currency"]))
+
+    def outcome_params(self, tx: Row) -> dict[str, str]:
+        """Callback and payer-redirect parameters (behaviour sections 4 and 5), signed."""
+        merchant = self.merchant(tx["login"])
+        orderid, client_orderid = str(tx["orderid"]), tx["client_orderid"]
+        return {
+            "status": tx["status"],
+            "orderid": orderid,
+            "merchant_order": client_orderid,
+            "client_orderid": client_orderid,
+            "type": tx["kind"],
+            "amount": self.amount_text(tx),
+            "currency": tx["currency"] or "",
+            "descriptor": tx["descriptor"],
+            "error_code": tx["error_code"],
+            "error_message": tx["error_message"],
+            "bin": tx["card_bin"],
+            "last-four-digits": tx["card_last4"],
+            "card-type": tx["card_type"],
+            "control": callback_control(tx["status"], orderid, client_orderid, merchant.control_key.reveal()),
+        }
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(18)

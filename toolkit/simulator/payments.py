@@ -1,0 +1,126 @@
+"""Card payments: sale, preauth, account verification, their hosted forms, and status (spec 4.1).
+
+CVV2 chooses the outcome (behaviour section 6, ``toolkit.testdata.outcomes``); 3-D Secure cards
+go through ``threeds`` before the decision.  Hosted forms start ``processing`` and wait for
+the payer to submit the page (``submit_form``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from toolkit.operations import ResponseKind, get_operation
+from toolkit.simulator import threeds
+from toolkit.simulator.engine import Call, Engine, Result, new_token
+from toolkit.simulator.errors import state_error
+from toolkit.simulator.store import Row
+from toolkit.testdata.outcomes import outcome_for_cvv
+from toolkit.validation import Problem, request_problems
+
+KIND_OF = {
+    "sale": "sale",
+    "preauth": "preauth",
+    "account_verification": "account-verification",
+    "sale_form": "sale",
+    "preauth_form": "preauth",
+    "payment_form": "sale",
+    "account_verification_form": "account-verification",
+    "payout_form": "payout",
+}
+# What the payer enters on a hosted page; checked with the sale operation's rules.
+CARD_FORM_FIELDS = ("credit_card_number", "card_printed_name", "expire_month", "expire_year", "cvv2")
+PAYOUT_FORM_FIELDS = ("credit_card_number", "card_printed_name", "expire_month", "expire_year")
+
+
+class FormProblems(Exception):
+    """The payer's entries on a hosted page break rules; ``problems`` name each field."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("; ".join(str(p) for p in problems))
+        self.problems = problems
+
+
+def card_plan(engine: Engine, fields: Mapping[str, str], amount: Decimal | None, *, managed: bool) -> dict[str, Any]:
+    """Card columns, planned outcome and 3-D Secure steps of a card transaction."""
+    outcome = outcome_for_cvv(fields["cvv2"])
+    plan = {"plan_status": outcome.status.value, "plan_code": outcome.error_code, "plan_message": outcome.error_message}
+    three_ds = threeds.plan_three_ds(engine, fields["credit_card_number"], amount, outcome, managed=managed)
+    return {**Engine.card_values(dict(fields)), **plan, **three_ds}
+
+
+def _amount(call: Call) -> Decimal | None:
+    return Decimal(call.fields["amount"]) if "amount" in call.fields else None
+
+
+def card_payment(engine: Engine, call: Call) -> Result:
+    """sale, preauth and account-verification."""
+    with engine.store.transaction():
+        values = card_plan(engine, call.fields, _amount(call), managed=False)
+        tx = engine.new_tx(call, KIND_OF[call.operation.name], **values)
+        if not tx["tds_state"]:
+            tx = engine.schedule(tx)
+    return Result(ResponseKind.ASYNC, tx)
+
+
+def start_form(engine: Engine, call: Call) -> Result:
+    """Hosted forms: a page waits for the payer (``redirect-url``); nothing is decided yet."""
+    with engine.store.transaction():
+        tx = engine.new_tx(
+            call,
+            KIND_OF[call.operation.name],
+            form_token=new_token(),
+            tds_state="form",
+            extra=f'{{"form": "{call.operation.name}"}}',
+        )
+    return Result(ResponseKind.FORM, tx)
+
+
+def form_by_token(engine: Engine, token: str) -> Row | None:
+    return engine.store.one("SELECT * FROM transactions WHERE form_token=?", (token,))
+
+
+def form_problems(form: str, entries: Mapping[str, str]) -> list[Problem]:
+    names = PAYOUT_FORM_FIELDS if form == "payout_form" else CARD_FORM_FIELDS
+    if form == "payout_form":
+        return [p for p in request_problems(get_operation("payout_check"), dict(entries)) if p.field in names]
+    return [p for p in request_problems(get_operation("sale"), dict(entries)) if p.field in names]
+
+
+def submit_form(engine: Engine, token: str, entries: Mapping[str, str]) -> Row:
+    """The payer submitted a hosted page: check the entries, then run the payment gateway-side."""
+    entries = {name: str(entries.get(name, "")).strip() for name in (*CARD_FORM_FIELDS, "cvv2")}
+    with engine.store.transaction():
+        tx = form_by_token(engine, token)
+        if tx is None or tx["tds_state"] != "form":
+            raise state_error("this payment page has already been used or does not exist")
+        form = engine.extra(tx)["form"]
+        problems = form_problems(form, entries)
+        if problems:
+            raise FormProblems(problems)
+        if form == "payout_form":
+            from toolkit.simulator.payouts import payout_plan
+
+            plan = payout_plan(engine, tx)
+            tx = engine.update(tx, **Engine.card_values(entries), **plan, tds_state="")
+            return engine.schedule(engine.set_extra(tx, reserved=plan["plan_status"] != "declined"))
+        amount = Decimal(engine.amount_text(tx)) if tx["amount_minor"] else None
+        values = {"tds_state": "", **card_plan(engine, entries, amount, managed=True)}
+        tx = engine.set_extra(engine.update(tx, **values), managed=True)
+        return tx if tx["tds_state"] else engine.schedule(tx)
+
+
+def status(engine: Engine, call: Call) -> Result:
+    """The transaction as it is now; due decisions are made first, so polling sees them at once."""
+    engine.tick()
+    tx = engine.find(call.merchant.login, call.fields.get("orderid"), call.client_orderid)
+    return Result(ResponseKind.STATUS, tx)
+
+
+def install(engine: Engine) -> None:
+    for name in ("sale", "preauth", "account_verification"):
+        engine.register(name, card_payment)
+    for name in ("sale_form", "preauth_form", "payment_form", "account_verification_form", "payout_form"):
+        engine.register(name, start_form)
+    engine.register("status", status)

@@ -1,0 +1,148 @@
+"""Payouts (spec 4.4), transfers and card-eligibility sends.
+
+The merchant's payout balance lives in the ``merchants`` table.  An approved payout reserves its
+amount in the same DB transaction that decides it, so concurrent payouts never overdraw; a
+payout above the balance is declined ("insufficient funds").  v4 is two-step: payout-check
+registers without moving funds; payout-pay executes a registered, approved check exactly once.
+Outcomes by amount: minor units ending in 13 decline, 17 end ``unknown`` (behaviour section 6).
+"""
+
+from __future__ import annotations
+
+from toolkit.money import from_minor_units
+from toolkit.operations import ResponseKind
+from toolkit.simulator.cards import amount_plan
+from toolkit.simulator.engine import Call, Engine, Result
+from toolkit.simulator.errors import field_error, state_error
+from toolkit.simulator.store import Row
+
+DESTINATIONS = ("destination-card-no", "credit_card_number")
+
+
+def balance(engine: Engine, login: str) -> int:
+    row = engine.store.one("SELECT payout_balance_minor FROM merchants WHERE login=?", (login,))
+    return int(row["payout_balance_minor"]) if row else 0
+
+
+def _check_currency(engine: Engine, call: Call) -> None:
+    if call.fields["currency"] != call.merchant.currency:
+        raise field_error(
+            f"currency {call.fields['currency']} differs from the payout balance currency {call.merchant.currency}"
+        )
+
+
+def _destination(fields: dict[str, str]) -> dict[str, str]:
+    """Masked destination card columns (the PAN itself is never stored)."""
+    number = next((fields[name] for name in DESTINATIONS if fields.get(name)), "")
+    return Engine.card_values({**fields, "credit_card_number": number}) if number else {}
+
+
+def payout_plan(engine: Engine, tx: Row, *, reserve: bool = True) -> dict[str, str]:
+    """Amount rule, then the balance: declined when the payout exceeds it; reserved when approved."""
+    amount = str(from_minor_units(tx["amount_minor"], tx["currency"]))
+    plan = amount_plan(amount, tx["currency"])
+    available = balance(engine, tx["login"])
+    if plan["plan_status"] == "approved" and tx["amount_minor"] > available:
+        money = f"{from_minor_units(available, tx['currency'])} {tx['currency']}"
+        plan = {
+            "plan_status": "declined",
+            "plan_code": "51",
+            "plan_message": f"Insufficient funds: payout {amount} {tx['currency']} exceeds the balance {money}",
+        }
+    if reserve and plan["plan_status"] != "declined":
+        engine.store.execute(
+            "UPDATE merchants SET payout_balance_minor=payout_balance_minor-? WHERE login=?",
+            (tx["amount_minor"], tx["login"]),
+        )
+    return plan
+
+
+def release_on_decline(engine: Engine, tx: Row) -> None:
+    """A reserved payout that ends declined gives its amount back (final hook)."""
+    declined = tx["status"] in ("declined", "error", "filtered")
+    if tx["kind"] in ("payout", "payout-pay") and declined and engine.extra(tx).get("reserved"):
+        engine.store.execute(
+            "UPDATE merchants SET payout_balance_minor=payout_balance_minor+? WHERE login=?",
+            (tx["amount_minor"], tx["login"]),
+        )
+
+
+def _payout(engine: Engine, call: Call, kind: str, *, reserve: bool) -> Result:
+    _check_currency(engine, call)
+    with engine.store.transaction():
+        tx = engine.new_tx(call, kind, **_destination(call.fields))
+        plan = payout_plan(engine, tx, reserve=reserve)
+        tx = engine.update(tx, **plan)
+        if reserve and plan["plan_status"] != "declined":
+            tx = engine.set_extra(tx, reserved=True)
+        tx = engine.schedule(tx)
+    return Result(ResponseKind.ASYNC, tx)
+
+
+def payout(engine: Engine, call: Call) -> Result:
+    return _payout(engine, call, "payout", reserve=True)
+
+
+def payout_check(engine: Engine, call: Call) -> Result:
+    """Registers the payout and checks recipient and balance; no funds move."""
+    return _payout(engine, call, "payout-check", reserve=False)
+
+
+def payout_pay(engine: Engine, call: Call) -> Result:
+    with engine.store.transaction():
+        check = engine.find(call.merchant.login, call.fields["orderid"], call.client_orderid)
+        if check["kind"] != "payout-check":
+            raise state_error(
+                f"payout-pay needs the orderid of a payout-check; orderid {check['orderid']} is a {check['kind']}"
+            )
+        if check["status"] != "approved":
+            raise state_error(f"payout-check orderid {check['orderid']} is {check['status']}, not approved")
+        paid = engine.store.one(
+            "SELECT orderid FROM transactions WHERE parent=? AND kind='payout-pay' "
+            "AND status NOT IN ('declined','error')",
+            (check["orderid"],),
+        )
+        if paid:
+            raise state_error(f"payout-check orderid {check['orderid']} was already paid by orderid {paid['orderid']}")
+        columns = {
+            k: check[k]
+            for k in (
+                "amount_minor",
+                "currency",
+                "card_bin",
+                "card_last4",
+                "card_type",
+                "card_exp_month",
+                "card_exp_year",
+                "cardholder",
+            )
+        }
+        tx = engine.new_tx(call, "payout-pay", parent=check["orderid"], **columns)
+        plan = payout_plan(engine, tx)
+        tx = engine.update(tx, **plan)
+        if plan["plan_status"] != "declined":
+            tx = engine.set_extra(tx, reserved=True)
+        tx = engine.schedule(tx)
+    return Result(ResponseKind.ASYNC, tx)
+
+
+def transfer(engine: Engine, call: Call) -> Result:
+    with engine.store.transaction():
+        plan = amount_plan(call.fields["amount"], call.fields["currency"])
+        tx = engine.schedule(engine.new_tx(call, "transfer", **Engine.card_values(call.fields), **plan))
+    return Result(ResponseKind.ASYNC, tx)
+
+
+def pan_eligibility_send(engine: Engine, call: Call) -> Result:
+    with engine.store.transaction():
+        tx = engine.schedule(engine.new_tx(call, "pan-eligibility", cardrefid=call.fields["sending-card-ref-id"]))
+    return Result(ResponseKind.ASYNC, tx)
+
+
+def install(engine: Engine) -> None:
+    engine.register("payout", payout)
+    engine.register("payout_check", payout_check)
+    engine.register("payout_pay", payout_pay)
+    engine.register("transfer", transfer)
+    engine.register("pan_eligibility_send", pan_eligibility_send)
+    engine.final_hooks.append(lambda tx: release_on_decline(engine, tx))

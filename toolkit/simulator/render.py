@@ -1,0 +1,109 @@
+"""Responses in the gateway's own format: JSON for ``Accept: application/vnd.pay+json``, the legacy
+``key=value`` form otherwise (behaviour section 2), with the response types and field names there.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from starlette.responses import Response
+
+from toolkit.operations import ResponseKind
+from toolkit.simulator import urls
+from toolkit.simulator.engine import Call, Engine, Result
+from toolkit.simulator.errors import SimError
+from toolkit.simulator.store import Row
+from toolkit.wire import LEGACY_TYPE, MEDIA_TYPE, encode_json, encode_legacy
+
+THREE_DS_VERSION = {"v2-challenge": "2.2.0", "v2-frictionless": "2.2.0", "v1": "1.0.2"}
+
+
+def respond(json_mode: bool, http_status: int, body: dict[str, str]) -> Response:
+    """JSON with the HTTP status; legacy mode answers 200 with the same ``type`` (behaviour 2)."""
+    if json_mode:
+        return Response(encode_json(body), status_code=http_status, media_type=MEDIA_TYPE)
+    return Response(encode_legacy(body), status_code=200, media_type=LEGACY_TYPE)
+
+
+def error_body(serial: str, error: SimError) -> dict[str, str]:
+    return {"type": error.kind, "serial-number": serial, "error-message": error.message, "error-code": error.code}
+
+
+def result_body(engine: Engine, result: Result, call: Call, base: str) -> dict[str, str]:
+    body = {"type": result.kind.value, "serial-number": call.serial}
+    tx = result.tx
+    if tx is not None and result.kind is not ResponseKind.CARD_INFO:
+        body["paynet-order-id"] = str(tx["orderid"])
+        body["merchant-order-id"] = tx["client_orderid"]
+    if call.group_id:
+        body["end-point-id"] = call.endpoint_id
+    if result.kind is ResponseKind.FORM and tx is not None:
+        body["redirect-url"] = urls.form_url(base, tx["form_token"])
+    if result.kind is ResponseKind.STATUS and tx is not None:
+        body.update(status_fields(engine, tx, base))
+    body.update(result.fields)
+    return body
+
+
+def status_fields(engine: Engine, tx: Row, base: str) -> dict[str, str]:
+    """The fields of behaviour section 3: status, amounts, type, stage, masked card, payer action."""
+    fields = {
+        "status": tx["status"],
+        "amount": engine.amount_text(tx),
+        "currency": tx["currency"] or "",
+        "transaction-type": tx["kind"],
+        "order-stage": tx["stage"],
+        "descriptor": tx["descriptor"],
+        "error-message": tx["error_message"],
+        "error-code": tx["error_code"],
+        "bin": tx["card_bin"],
+        "last-four-digits": tx["card_last4"],
+        "card-type": tx["card_type"],
+        "card-exp-month": tx["card_exp_month"],
+        "card-exp-year": tx["card_exp_year"],
+        "cardholder-name": tx["cardholder"],
+    }
+    if tx["cardrefid"]:
+        fields["card-ref-id"] = tx["cardrefid"]
+    if tx["parent"]:
+        fields["original-paynet-order-id"] = str(tx["parent"])
+    if tx["three_ds"] != "none":
+        fields["three-ds-version"] = THREE_DS_VERSION.get(tx["three_ds"], "")
+        fields.update({"eci": tx["eci"], "three-ds-comp-ind": tx["tds_comp_ind"]})
+    if tx["status"] == "processing":
+        fields.update(payer_action(tx, base))
+    return {name: value for name, value in fields.items() if value != ""}
+
+
+def payer_action(tx: Row, base: str) -> dict[str, str]:
+    """``html`` and/or ``redirect-to`` when the payer must act (behaviour section 3)."""
+    token, state = tx["tds_token"], tx["tds_state"]
+    if state == "method":
+        url = urls.method_url(base, token)
+        return {"html": _method_frame(url), "three-ds-method-url": url}
+    if state == "challenge":
+        url = urls.challenge_url(base, token)
+        return {"redirect-to": url, "html": _auto_post(url, {"creq": token})}
+    if state == "pares":
+        url = urls.acs_v1_url(base, token)
+        return {"redirect-to": url, "html": _auto_post(url, {"PaReq": token, "MD": str(tx["orderid"])})}
+    if state == "form" and tx["form_token"]:
+        return {"redirect-to": urls.form_url(base, tx["form_token"])}
+    return {}
+
+
+def _method_frame(url: str) -> str:
+    return (
+        '<!doctype html><html><body><iframe id="threeds-method" src="' + escape(url) + '" '
+        'style="display:none" width="0" height="0"></iframe></body></html>'
+    )
+
+
+def _auto_post(url: str, params: dict[str, Any]) -> str:
+    inputs = "".join(f'<input type="hidden" name="{escape(k)}" value="{escape(str(v))}">' for k, v in params.items())
+    return (
+        '<!doctype html><html><body onload="document.forms[0].submit()">'
+        f'<form id="threeds-redirect" method="post" action="{escape(url)}">{inputs}'
+        '<noscript><button type="submit">Continue</button></noscript></form></body></html>'
+    )

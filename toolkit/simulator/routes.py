@@ -1,0 +1,128 @@
+"""The gateway API: every catalogue operation at ``/paynet/api/...``, by endpoint and by group.
+
+Thin handlers: parse -> check -> engine -> render.  Bad input never gives a 500: every
+rejection is a ``SimError`` rendered in the gateway's format; only a bug or an injected fault
+answers ``type=error``.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+
+from fastapi import FastAPI, Request
+from starlette.responses import Response
+
+from toolkit.operations import AuthScheme, Operation, iter_operations
+from toolkit.simulator import checks, journal, render, urls
+from toolkit.simulator.engine import Call, Engine
+from toolkit.simulator.errors import SimError, server_error
+from toolkit.wire import FORM_TYPE, MEDIA_TYPE, decode_form
+
+log = logging.getLogger("gatekit.simulator")
+# A fault plan hook (the control API installs one): may raise SimError or delay; None by default.
+FaultHook = Callable[[Request, Operation], Awaitable[None]]
+
+
+def public_base(request: Request) -> str:
+    """The simulator's base URL as this client addressed it (``http://host:port/paynet``)."""
+    return f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}{urls.PAGE_ROOT}"
+
+
+def _parse_body(raw: bytes, warnings: list[str], content_type: str) -> list[tuple[str, str]]:
+    if content_type.split(";")[0].strip().lower() != FORM_TYPE:
+        warnings.append(f"Content-Type is {content_type or 'missing'}; the spec requires {FORM_TYPE}")
+    try:
+        return decode_form(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise SimError("the request body is not UTF-8 form data", code="6") from None
+
+
+def accept(
+    engine: Engine, request: Request, op: Operation, path_id: str, by_group: bool, raw: bytes, warnings: list[str]
+) -> Call:
+    """Every check of a request, in order; returns the Call for the engine."""
+    address = checks.resolve(engine.settings, op, path_id, by_group)
+    pairs = _parse_body(raw, warnings, request.headers.get("content-type", ""))
+    fields = checks.canonical_fields(op, pairs, warnings)
+    if "login" in fields and fields["login"] != address.merchant.login:
+        raise SimError(f"login {fields['login']} is not the merchant of endpoint {path_id}", code="5")
+    checks.check_fields(op, fields)
+    if op.auth is AuthScheme.CONTROL:
+        checks.check_control(op, fields, address, warnings)
+    elif op.auth.is_oauth:
+        url = str(request.url.replace(query=""))
+        checks.check_oauth(
+            op,
+            request.headers.get("authorization"),
+            url,
+            pairs,
+            address,
+            engine.store,
+            engine.clock.now(),
+            engine.settings.timestamp_window,
+        )
+    serial = str(uuid.uuid4())
+    return Call(op, address.merchant, address.endpoint_id, address.group_id, fields, serial, warnings)
+
+
+def make_handler(op: Operation, by_group: bool) -> Callable[[Request, str], Awaitable[Response]]:
+    async def handler(request: Request, path_id: str) -> Response:
+        engine: Engine = request.app.state.engine
+        json_mode = MEDIA_TYPE in request.headers.get("accept", "")
+        warnings = [] if json_mode else [f"no Accept: {MEDIA_TYPE} header; the gateway answers in its legacy form"]
+        raw = await request.body()
+        login, serial = "", str(uuid.uuid4())
+        try:
+            fault: FaultHook | None = request.app.state.fault_hook
+            if fault is not None:
+                await fault(request, op)
+            call = accept(engine, request, op, path_id, by_group, raw, warnings)
+            login, serial = call.merchant.login, call.serial
+            body, status = render.result_body(engine, engine.handle(call), call, public_base(request)), 200
+        except SimError as error:
+            body, status = render.error_body(serial, error), error.http_status
+        except Exception as exc:  # a bug: say so in the gateway's format, and log it
+            log.exception("simulator failure in %s", op.name)
+            body, status = render.error_body(serial, server_error(f"internal error: {exc.__class__.__name__}")), 500
+        login = login or _login_of(engine, path_id, by_group)
+        journal.record(
+            engine.store,
+            at=engine.clock.now(),
+            login=login,
+            operation=op.name,
+            path=request.url.path,
+            http_status=status,
+            body=body,
+            fields=_safe_pairs(raw),
+            warnings=warnings,
+        )
+        return render.respond(json_mode, status, body)
+
+    handler.__name__ = f"{op.name}{'_group' if by_group else ''}"
+    return handler
+
+
+def _safe_pairs(raw: bytes) -> list[tuple[str, str]]:
+    try:
+        return decode_form(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return []
+
+
+def _login_of(engine: Engine, path_id: str, by_group: bool) -> str:
+    for merchant in engine.settings.merchants:
+        if path_id in (merchant.endpoint_group_ids if by_group else merchant.endpoint_ids):
+            return merchant.login
+    return ""
+
+
+def install(app: FastAPI) -> None:
+    """One route per operation and addressing mode (group routes answer a clear error when not allowed)."""
+    for op in iter_operations():
+        for by_group, path in ((False, op.path), (True, op.group_path)):
+            template = urls.PAGE_ROOT + path.replace("{endpointId}", "{path_id}").replace(
+                "{endpointGroupId}", "{path_id}"
+            )
+            app.add_api_route(template, make_handler(op, by_group), methods=["POST"], include_in_schema=False)

@@ -1,0 +1,148 @@
+"""Simulator settings: the ``[simulator]`` table and ``[[merchant]]`` tables of a TOML file.
+
+    [simulator]
+    latency = 0.0                      # seconds before the engine decides (status says processing)
+    timestamp_window = 300             # OAuth timestamp tolerance, either side (behaviour 8)
+    callback_retry = [1, 2, 4, 8, 16]  # seconds between callback attempts, on the simulator's clock
+    callback_timeout = 5.0             # seconds to wait for the merchant's answer
+    settlement_after = 86400           # approved sales and captures settle after this many seconds
+    challenge_timeout = 900            # a 3-D Secure result not uploaded by then declines
+
+    [[merchant]]
+    login = "acme"
+    control_key = "..."
+    endpoint_ids = [51494]
+    endpoint_group_ids = [7001]
+    rsa_public_key_file = "keys/public.pem"
+    payout_balance = "1000.00"
+    currency = "EUR"
+
+Without a file the documented demo merchant of ``toolkit.demo`` exists.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from toolkit import demo
+from toolkit.keys import KeyProblem, load_public_key
+from toolkit.masking import Secret
+from toolkit.money import MoneyError, to_minor_units
+
+
+class SettingsError(ValueError):
+    """A simulator configuration that cannot start; the message says which setting and why."""
+
+
+@dataclass(frozen=True)
+class Merchant:
+    login: str
+    control_key: Secret
+    endpoint_ids: tuple[str, ...]
+    endpoint_group_ids: tuple[str, ...] = ()
+    rsa_public_key: rsa.RSAPublicKey | None = field(default=None, repr=False, compare=False)
+    payout_balance: Decimal = Decimal("0")
+    currency: str = "EUR"
+
+    @property
+    def payout_balance_minor(self) -> int:
+        return to_minor_units(self.payout_balance, self.currency) if self.payout_balance > 0 else 0
+
+
+@dataclass(frozen=True)
+class SimulatorSettings:
+    merchants: tuple[Merchant, ...]
+    latency: float = 0.0
+    timestamp_window: int = 300
+    callback_retry: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+    callback_timeout: float = 5.0
+    settlement_after: float = 86400.0
+    challenge_timeout: float = 900.0
+    method_timeout: float = 10.0  # spec section 8
+
+    def merchant_by_login(self, login: str) -> Merchant | None:
+        return next((m for m in self.merchants if m.login == login), None)
+
+
+def demo_merchant() -> Merchant:
+    return Merchant(
+        login=demo.LOGIN,
+        control_key=Secret(demo.CONTROL_KEY),
+        endpoint_ids=(demo.ENDPOINT_ID,),
+        endpoint_group_ids=(demo.ENDPOINT_GROUP_ID,),
+        rsa_public_key=load_public_key(demo.public_key_pem()),
+        payout_balance=Decimal(demo.PAYOUT_BALANCE),
+        currency=demo.CURRENCY,
+    )
+
+
+def default_settings(**overrides: Any) -> SimulatorSettings:
+    return SimulatorSettings(merchants=(demo_merchant(),), **overrides)
+
+
+def _merchant(table: dict[str, Any], base: Path, index: int) -> Merchant:
+    where = f"[[merchant]] #{index + 1}"
+    for name in ("login", "control_key", "endpoint_ids"):
+        if not table.get(name):
+            raise SettingsError(f"{where}: '{name}' is required")
+    key_file = table.get("rsa_public_key_file")
+    public_key = None
+    if key_file:
+        path = (base / key_file) if not Path(key_file).is_absolute() else Path(key_file)
+        try:
+            public_key = load_public_key(path)
+        except (KeyProblem, OSError) as exc:
+            raise SettingsError(f"{where} ({table['login']}): rsa_public_key_file {path}: {exc}") from None
+    currency = str(table.get("currency", "EUR"))
+    balance = Decimal(str(table.get("payout_balance", "0")))
+    try:
+        if balance:
+            to_minor_units(balance, currency)
+    except MoneyError as exc:
+        raise SettingsError(f"{where}: payout_balance/currency: {exc}") from None
+    return Merchant(
+        login=str(table["login"]),
+        control_key=Secret(str(table["control_key"])),
+        endpoint_ids=tuple(str(i) for i in table["endpoint_ids"]),
+        endpoint_group_ids=tuple(str(i) for i in table.get("endpoint_group_ids", ())),
+        rsa_public_key=public_key,
+        payout_balance=balance,
+        currency=currency,
+    )
+
+
+def load_settings(path: Path | None) -> SimulatorSettings:
+    """Settings from a TOML file, or the demo merchant alone when ``path`` is None."""
+    if path is None:
+        return default_settings()
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"{path}: {exc}") from None
+    sim = dict(data.get("simulator", {}))
+    merchants = tuple(_merchant(t, path.parent, i) for i, t in enumerate(data.get("merchant", [])))
+    if not merchants:
+        merchants = (demo_merchant(),)
+    _check_unique_ids(merchants)
+    if "callback_retry" in sim:
+        sim["callback_retry"] = tuple(float(s) for s in sim["callback_retry"])
+    known = set(SimulatorSettings.__dataclass_fields__) - {"merchants"}
+    unknown = sorted(set(sim) - known)
+    if unknown:
+        raise SettingsError(f"{path}: unknown [simulator] settings: {', '.join(unknown)}")
+    return SimulatorSettings(merchants=merchants, **sim)
+
+
+def _check_unique_ids(merchants: tuple[Merchant, ...]) -> None:
+    seen: dict[str, str] = {}
+    for merchant in merchants:
+        for endpoint in (*merchant.endpoint_ids, *merchant.endpoint_group_ids):
+            if endpoint in seen:
+                raise SettingsError(f"endpoint id {endpoint} belongs to both {seen[endpoint]} and {merchant.login}")
+            seen[endpoint] = merchant.login

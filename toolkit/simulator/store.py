@@ -1,0 +1,177 @@
+"""The simulator's state in SQLite: a file (survives a restart) or memory (tests).
+
+Money rules run inside ``transaction()``: ``BEGIN IMMEDIATE`` takes the write lock before the
+remaining amount is read, so concurrent captures or returns on one order are serialised and
+can never exceed what was authorized or charged.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS merchants (
+    login TEXT PRIMARY KEY, payout_balance_minor INTEGER NOT NULL, currency TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS transactions (
+    orderid INTEGER PRIMARY KEY AUTOINCREMENT,
+    login TEXT NOT NULL, endpoint_id TEXT NOT NULL, group_id TEXT,
+    client_orderid TEXT NOT NULL, kind TEXT NOT NULL, parent INTEGER,
+    status TEXT NOT NULL, stage TEXT NOT NULL,
+    amount_minor INTEGER, currency TEXT,
+    plan_status TEXT NOT NULL, plan_code TEXT NOT NULL DEFAULT '', plan_message TEXT NOT NULL DEFAULT '',
+    error_code TEXT NOT NULL DEFAULT '', error_message TEXT NOT NULL DEFAULT '',
+    three_ds TEXT NOT NULL DEFAULT 'none', tds_state TEXT NOT NULL DEFAULT '',
+    tds_comp_ind TEXT NOT NULL DEFAULT '', eci TEXT NOT NULL DEFAULT '', tds_token TEXT,
+    decide_at REAL, deadline_at REAL,
+    card_bin TEXT NOT NULL DEFAULT '', card_last4 TEXT NOT NULL DEFAULT '', card_type TEXT NOT NULL DEFAULT '',
+    card_exp_month TEXT NOT NULL DEFAULT '', card_exp_year TEXT NOT NULL DEFAULT '',
+    cardholder TEXT NOT NULL DEFAULT '', email TEXT NOT NULL DEFAULT '',
+    cardrefid TEXT NOT NULL DEFAULT '', descriptor TEXT NOT NULL DEFAULT '',
+    redirect_url TEXT NOT NULL DEFAULT '', callback_url TEXT NOT NULL DEFAULT '',
+    form_token TEXT, settled INTEGER NOT NULL DEFAULT 0, settle_at REAL,
+    created_at REAL NOT NULL, updated_at REAL NOT NULL, extra TEXT NOT NULL DEFAULT '{}');
+CREATE INDEX IF NOT EXISTS tx_client ON transactions(login, client_orderid);
+CREATE INDEX IF NOT EXISTS tx_parent ON transactions(parent);
+CREATE INDEX IF NOT EXISTS tx_due ON transactions(status, decide_at);
+CREATE UNIQUE INDEX IF NOT EXISTS tx_form ON transactions(form_token);
+CREATE UNIQUE INDEX IF NOT EXISTS tx_tds ON transactions(tds_token);
+CREATE TABLE IF NOT EXISTS card_refs (
+    cardrefid INTEGER PRIMARY KEY AUTOINCREMENT, login TEXT NOT NULL, source_orderid INTEGER NOT NULL,
+    bin TEXT NOT NULL, last4 TEXT NOT NULL, card_type TEXT NOT NULL, exp_month TEXT NOT NULL,
+    exp_year TEXT NOT NULL, holder TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS recurring (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, login TEXT NOT NULL, endpoint_id TEXT NOT NULL,
+    cardrefid TEXT NOT NULL, client_orderid TEXT NOT NULL, amount_minor INTEGER NOT NULL, currency TEXT NOT NULL,
+    period TEXT NOT NULL, interval INTEGER NOT NULL, repeats INTEGER NOT NULL, charged INTEGER NOT NULL DEFAULT 0,
+    next_at REAL, callback_url TEXT NOT NULL DEFAULT '', state TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS nonces (login TEXT NOT NULL, nonce TEXT NOT NULL, ts REAL NOT NULL,
+    PRIMARY KEY (login, nonce));
+CREATE TABLE IF NOT EXISTS journal (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, login TEXT NOT NULL DEFAULT '',
+    operation TEXT NOT NULL, path TEXT NOT NULL, http_status INTEGER NOT NULL, response_type TEXT NOT NULL,
+    serial TEXT NOT NULL, orderid TEXT NOT NULL DEFAULT '', client_orderid TEXT NOT NULL DEFAULT '',
+    fields TEXT NOT NULL, warnings TEXT NOT NULL, error TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS callbacks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, orderid INTEGER NOT NULL, login TEXT NOT NULL, url TEXT NOT NULL,
+    params TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_at REAL NOT NULL,
+    state TEXT NOT NULL DEFAULT 'pending', created_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS cb_due ON callbacks(state, next_at);
+CREATE TABLE IF NOT EXISTS callback_attempts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, callback_id INTEGER NOT NULL, at REAL NOT NULL,
+    http_status INTEGER, error TEXT NOT NULL DEFAULT '', elapsed REAL NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS faults (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, target TEXT NOT NULL, kind TEXT NOT NULL,
+    remaining INTEGER NOT NULL, seconds REAL NOT NULL DEFAULT 0, created_at REAL NOT NULL);
+"""
+# Identifiers start where the public examples live, so they look like the gateway's.
+FIRST_IDS = {"transactions": 8056020, "card_refs": 1679215, "recurring": 700100}
+
+Row = dict[str, Any]
+
+
+class Store:
+    """One SQLite connection shared by the app's threads, guarded by a lock."""
+
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        self.path = str(path)
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.row_factory = sqlite3.Row
+        self._lock = threading.RLock()
+        if self.path != ":memory:":
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript(SCHEMA)
+        self._seed_sequences()
+
+    def _seed_sequences(self) -> None:
+        with self.transaction():
+            for table, first in FIRST_IDS.items():
+                row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name=?", (table,)).fetchone()
+                if row is None:
+                    self._db.execute("INSERT INTO sqlite_sequence(name, seq) VALUES (?, ?)", (table, first - 1))
+
+    @contextmanager
+    def transaction(self) -> Iterator[Store]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on error); re-entrant in one thread."""
+        with self._lock:
+            if self._db.in_transaction:
+                yield self
+                return
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def execute(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> int:
+        """Run a statement; returns lastrowid (inserts) or rowcount."""
+        with self._lock:
+            cursor = self._db.execute(sql, params)
+            return cursor.lastrowid if sql.lstrip().upper().startswith("INSERT") else cursor.rowcount  # type: ignore[return-value]
+
+    def one(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> Row | None:
+        with self._lock:
+            row = self._db.execute(sql, params).fetchone()
+        return dict(row) if row is not None else None
+
+    def all(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> list[Row]:
+        with self._lock:
+            return [dict(row) for row in self._db.execute(sql, params).fetchall()]
+
+    def insert(self, table: str, values: Mapping[str, Any]) -> int:
+        names = ", ".join(values)
+        marks = ", ".join(f":{name}" for name in values)
+        return self.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", dict(values))
+
+    def update(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> int:
+        sets = ", ".join(f"{name}=:{name}" for name in values)
+        return self.execute(f"UPDATE {table} SET {sets} WHERE {key}=:_key", {**values, "_key": key_value})
+
+    def reset(self) -> None:
+        """Forget every transaction, card, subscription, journal line, callback and fault."""
+        with self.transaction():
+            for table in (
+                "transactions",
+                "card_refs",
+                "recurring",
+                "nonces",
+                "journal",
+                "callbacks",
+                "callback_attempts",
+                "faults",
+            ):
+                self._db.execute(f"DELETE FROM {table}")
+            self._db.execute("DELETE FROM sqlite_sequence")
+            self._db.execute("DELETE FROM merchants")
+        self._seed_sequences()
+
+    def meta(self, name: str, default: Callable[[], str]) -> str:
+        """A persistent value (the ACS signing secret), created on first use."""
+        with self.transaction():
+            row = self.one("SELECT value FROM meta WHERE name=?", (name,))
+            if row is not None:
+                return str(row["value"])
+            value = default()
+            self.execute("INSERT INTO meta (name, value) VALUES (?, ?)", (name, value))
+            return value
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def loads(text: str) -> Any:
+    return json.loads(text) if text else {}
