@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from starlette.responses import JSONResponse
 
-from toolkit.simulator import cards, followups, payments, payouts, routes, threeds
+from toolkit.simulator import cards, control, delivery, followups, pages, payments, payouts, routes, threeds
 from toolkit.simulator.clock import SimClock
 from toolkit.simulator.engine import Engine
 from toolkit.simulator.openapi import openapi_document
@@ -16,8 +16,8 @@ from toolkit.simulator.scheduler import Scheduler
 from toolkit.simulator.settings import SimulatorSettings, default_settings
 from toolkit.simulator.store import Store
 
-# Parts that add routes or hooks of their own (pages, callbacks, control API) register here.
-EXTENSIONS: list[Callable[[FastAPI, Engine], None]] = []
+# Parts that add routes or hooks of their own: hosted and 3-D Secure pages, callbacks, control API.
+EXTENSIONS: tuple[Callable[[FastAPI, Engine], None], ...] = (pages.install, delivery.install, control.install)
 
 
 def build_engine(settings: SimulatorSettings, store: Store, clock: SimClock, scheduler: Scheduler) -> Engine:
