@@ -29,11 +29,18 @@ unit: $(STAMP)
 
 test: lint typecheck unit
 
-certify: $(STAMP)
+NODE_STAMP := node_modules/.installed
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $(NODE_STAMP)
+
+# The main job: the certification suite against the embedded simulator, Allure + JUnit reports.
+certify: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/gatekit certify --profile simulator
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_signing.py
 
 clean:
-	rm -rf $(VENV) allure-results allure-report reports
+	rm -rf $(VENV) node_modules allure-results allure-report reports

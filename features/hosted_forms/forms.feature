@@ -1,0 +1,46 @@
+@hosted_forms
+Feature: Hosted payment pages
+  The gateway collects the card on its own page; the payer comes back to the merchant with a
+  signed redirect that the merchant confirms with status.
+
+  Scenario Outline: The payer pays on the <form> page
+    When the merchant opens a <form> for 12.00 EUR
+    And the payer enters an approved card on the payment page
+    Then the payer's redirect to the merchant is signed by the gateway
+    And the order is approved
+
+    @sale_form
+    Examples: sale
+      | form      |
+      | sale-form |
+
+    @preauth_form
+    Examples: preauth
+      | form         |
+      | preauth-form |
+
+    @payment_form
+    Examples: payment
+      | form         |
+      | payment-form |
+
+    @account_verification_form
+    Examples: verification
+      | form                      |
+      | account-verification-form |
+
+  @sale_form
+  Scenario: The payment page points out a mistyped card number
+    When the merchant opens a sale-form for 12.00 EUR
+    And the payer enters a card number that fails the Luhn check on the payment page
+    Then the payment page shows an error for "credit_card_number"
+    When the payer enters an approved card on the payment page
+    Then the order is approved
+
+  @sale_form
+  Scenario: A 3-D Secure card on the payment page
+    When the merchant opens a sale-form for 12.00 EUR
+    And the payer enters a card that requires a 3-D Secure challenge on the payment page
+    And the payer answers the challenge with the right password
+    Then the payer's redirect to the merchant is signed by the gateway
+    And the order is approved

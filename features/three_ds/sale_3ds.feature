@@ -1,0 +1,79 @@
+@threeds @sale
+Feature: 3-D Secure sale
+  A cardholder pays with a card whose issuer authenticates the payer with 3-D Secure.
+  The merchant's back end reports the method step, the payer answers the issuer's challenge,
+  the merchant uploads the result, and the outcome is confirmed by status.
+
+  Background:
+    Given the merchant's back end is listening for callbacks and payer redirects
+
+  @upload_method_url_result @upload_cres_result
+  Scenario: The payer passes the 3-D Secure 2 challenge
+    Given a card that requires a 3-D Secure challenge
+    When the merchant sends a sale of 10.42 EUR
+    And the payer's browser completes the 3-D Secure method step
+    And the merchant reports the method step as completed
+    And the payer answers the challenge with the right password
+    And the merchant uploads the challenge result the payer brought back
+    Then the order is approved
+    And the payer's redirect to the merchant is signed by the gateway
+
+  @upload_method_url_result @upload_cres_result
+  Scenario: The payer fails the 3-D Secure 2 challenge
+    Given a card that requires a 3-D Secure challenge
+    When the merchant sends a sale of 10.42 EUR
+    And the payer's browser completes the 3-D Secure method step
+    And the merchant reports the method step as completed
+    And the payer answers the challenge with a wrong password
+    And the merchant uploads the challenge result the payer brought back
+    Then the order is declined with "3-D Secure authentication failed"
+
+  @upload_method_url_result
+  Scenario: A frictionless card is approved without a challenge
+    Given a card that passes 3-D Secure without a challenge
+    When the merchant sends a sale of 10.42 EUR
+    And the payer's browser completes the 3-D Secure method step
+    And the merchant reports the method step as completed
+    Then the order is approved
+    And the status shows the method step indicator "Y"
+
+  @upload_method_url_result
+  Scenario: The method step did not complete within 10 seconds
+    Given a card that passes 3-D Secure without a challenge
+    When the merchant sends a sale of 10.42 EUR
+    And the merchant reports the method step as timed out
+    Then the order is approved
+    And the status shows the method step indicator "N"
+
+  @upload_method_url_result
+  Scenario: The issuer offers no method URL
+    Given a card that passes 3-D Secure without a challenge
+    When the merchant sends a sale of 10.42 EUR
+    And the merchant reports the method step as absent
+    Then the order is approved
+    And the status shows the method step indicator "U"
+
+  @simulator
+  Scenario: The gateway times out a method step the merchant never reports
+    Given a card that passes 3-D Secure without a challenge
+    When the merchant sends a sale of 10.42 EUR
+    And 11 seconds pass on the gateway's clock
+    Then the order is approved
+    And the status shows the method step indicator "N"
+
+  @upload_pares_result
+  Scenario: 3-D Secure 1.0.2 authentication succeeds
+    Given a 3-D Secure 1.0.2 test card
+    When the merchant sends a sale of 1.00 EUR
+    And the payer authenticates on the issuer's 3-D Secure 1.0.2 page
+    And the merchant uploads the authentication result the payer brought back
+    Then the order is approved
+    And the payer's redirect to the merchant is signed by the gateway
+
+  @upload_pares_result
+  Scenario: 3-D Secure 1.0.2 authentication fails
+    Given a 3-D Secure 1.0.2 test card
+    When the merchant sends a sale of 1.02 EUR
+    And the payer authenticates on the issuer's 3-D Secure 1.0.2 page
+    And the merchant uploads the authentication result the payer brought back
+    Then the order is declined with "3-D Secure authentication failed"

@@ -1,0 +1,34 @@
+@tokenization
+Feature: Tokenize and rebill
+  The merchant keeps a card reference from an approved sale and charges it later while the
+  cardholder is away.
+
+  Background:
+    Given an approved sale of 15.00 EUR
+
+  @create_card_ref @create_card_ref_v4 @get_card_info
+  Scenario Outline: The card of a sale is tokenized (<version>)
+    When the merchant creates a card reference with <version>
+    Then the card information shows the BIN, brand, masked number and expiry of the card
+
+    Examples:
+      | version |
+      | v2      |
+      | v4      |
+
+  @make_rebill
+  Scenario: A rebill is approved
+    Given the merchant has a card reference of the sale
+    When the merchant rebills an amount that is approved
+    Then the order is approved
+
+  @make_rebill
+  Scenario: A rebill is declined
+    Given the merchant has a card reference of the sale
+    When the merchant rebills an amount that gives insufficient funds
+    Then the order is declined with "Insufficient funds"
+
+  @make_rebill
+  Scenario: A rebill with an unknown card reference is refused
+    When the merchant tries to rebill card reference 999999999
+    Then the gateway refuses the request saying "cardrefid 999999999 is unknown"

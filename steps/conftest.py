@@ -1,0 +1,219 @@
+"""Steps shared by every flow: cards, orders, outcomes, refusals.  Each step is a few lines over toolkit.
+
+Messages that only the simulator words (refusal reasons, decline texts) are checked against the
+simulator; against a sandbox the step checks the kind of answer, whose wording is the gateway's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from pytest_bdd import given, parsers, then, when
+
+from toolkit.callbacks import Received
+from toolkit.certify import reporting
+from toolkit.certify.target import GatewayTarget
+from toolkit.client import GatewayClient
+from toolkit.errors import ApiError, AuthenticationError, ValidationError
+from toolkit.flows import Merchant, Order
+from toolkit.models import CardRefResponse, Status, StatusResponse
+from toolkit.payer import Payer
+from toolkit.testdata.cards import Card, card_for, three_ds_v1_card
+from toolkit.testdata.outcomes import CHALLENGE_PASSWORD
+
+MONEY = {"Money": Decimal}
+# Business phrases for cards -> outcome names of toolkit.testdata.outcomes.
+CARDS = {
+    "is approved": "approved",
+    "requires a 3-D Secure challenge": "3ds-challenge",
+    "passes 3-D Secure without a challenge": "frictionless",
+    "is unknown": "unknown",
+    "is expired": "expired-card",
+    "is insufficient-funds": "insufficient-funds",
+    "is not-permitted": "not-permitted",
+    "is stolen": "stolen-card",
+    "is declined": "declined",
+}
+
+
+def money(text: str) -> Any:
+    return parsers.parse(text, extra_types=MONEY)
+
+
+class Scene:
+    """What one scenario has done so far, for the Then steps to look at."""
+
+    def __init__(self) -> None:
+        self.orders: list[Order] = []
+        self.refusal: ApiError | None = None
+        self.redirect: Received | None = None
+        self.status: StatusResponse | None = None
+
+    def refuse(self, action: Callable[[], object]) -> ApiError | None:
+        try:
+            action()
+        except ApiError as error:
+            self.refusal = error
+            return error
+        self.refusal = None
+        return None
+
+
+@pytest.fixture
+def scene() -> Scene:
+    return Scene()
+
+
+@pytest.fixture
+def target(gateway_target: GatewayTarget) -> GatewayTarget:
+    return gateway_target
+
+
+@pytest.fixture
+def merchant(gateway_client: GatewayClient, target: GatewayTarget) -> Merchant:
+    return Merchant(gateway_client, target.receiver, callback_url=target.callback_url, on_poll=reporting.record_poll)
+
+
+@pytest.fixture
+def payer() -> Iterator[Payer]:
+    browser = Payer()
+    yield browser
+    browser.session.close()
+
+
+# --- Given ----------------------------------------------------------------------------------------
+
+
+@given("the merchant's back end is listening for callbacks and payer redirects")
+def listening(target: GatewayTarget) -> None:
+    assert target.receiver.base_url.startswith("http://")
+
+
+@given(parsers.parse("a card that {description}"), target_fixture="card")
+def a_card(description: str) -> Card:
+    return card_for(CARDS[description])
+
+
+@given("a 3-D Secure 1.0.2 test card", target_fixture="card")
+def a_three_ds_v1_card() -> Card:
+    return three_ds_v1_card()
+
+
+@given(money("an approved {kind} of {amount:Money} {currency}"), target_fixture="order")
+def an_approved(merchant: Merchant, scene: Scene, kind: str, amount: Decimal, currency: str) -> Order:
+    order = merchant.pay(kind, card_for("approved"), amount, currency)
+    assert merchant.final_status(order).status is Status.APPROVED
+    return order
+
+
+@given("the merchant has a card reference of the sale", target_fixture="card_ref")
+def has_card_ref(merchant: Merchant, order: Order) -> CardRefResponse:
+    return merchant.card_ref(order)
+
+
+# --- When -----------------------------------------------------------------------------------------
+
+
+@when(money("the merchant sends a sale of {amount:Money} {currency}"), target_fixture="order")
+def send_sale(merchant: Merchant, card: Card, amount: Decimal, currency: str) -> Order:
+    return merchant.pay("sale", card, amount, currency)
+
+
+@when(parsers.parse("the payer answers the challenge with {which} password"))
+def answer_challenge(merchant: Merchant, payer: Payer, order: Order, which: str) -> None:
+    """API flows: the payer follows the status to the ACS; hosted pages: the ACS page is already open."""
+    password = CHALLENGE_PASSWORD if which == "the right" else "not-the-password"
+    page = payer.follow(merchant.payer_step(order)) if order.operation == "sale" else payer.history[-1]
+    payer.return_to_merchant(payer.answer_challenge(page, password))
+
+
+# --- hosted pages ---
+
+
+@when(money("the merchant opens a {form} for {amount:Money} EUR"), target_fixture="order")
+def open_form(merchant: Merchant, form: str, amount: Decimal) -> Order:
+    return merchant.open_form(form.replace(" ", "-"), amount)
+
+
+PAGE_CARDS = {"an approved card": "approved", "a card that requires a 3-D Secure challenge": "3ds-challenge"}
+
+
+@when("the payer enters a card number that fails the Luhn check on the payment page")
+def enter_mistyped_card(payer: Payer, order: Order) -> None:
+    number = card_for("approved").number
+    mistyped = number[:-1] + str((int(number[-1]) + 1) % 10)
+    payer.fill_payment_page(payer.open(order.redirect_url), card_for("approved"), credit_card_number=mistyped)
+
+
+@when(
+    parsers.re(
+        r"the payer enters (?P<description>an approved card|a card that requires a 3-D Secure challenge) "
+        r"on the payment page"
+    )
+)
+def enter_card(payer: Payer, order: Order, description: str) -> None:
+    page = payer.fill_payment_page(payer.open(order.redirect_url), card_for(PAGE_CARDS[description]))
+    assert not page.field_errors(), page.field_errors()
+    if not page.has("challenge-form"):
+        payer.return_to_merchant(page)
+
+
+@when(parsers.parse("{amount:d} seconds pass on the gateway's clock"))
+def seconds_pass(target: GatewayTarget, amount: int) -> None:
+    target.control.advance_clock(amount)
+
+
+@when(parsers.parse("{amount:d} day passes on the gateway's clock"))
+def day_passes(target: GatewayTarget, amount: int) -> None:
+    target.control.advance_clock(amount * 86400)
+
+
+# --- Then -----------------------------------------------------------------------------------------
+
+
+@then("the order is approved")
+def order_approved(merchant: Merchant, order: Order, scene: Scene) -> None:
+    scene.status = merchant.final_status(order)
+    assert scene.status.status is Status.APPROVED, f"{order}: {scene.status.status} {scene.status.error_message}"
+
+
+@then(parsers.parse('the order is declined with "{message}"'))
+def order_declined(merchant: Merchant, order: Order, target: GatewayTarget, message: str) -> None:
+    status = merchant.final_status(order)
+    assert status.status is Status.DECLINED, f"{order}: {status.status}"
+    if target.is_simulator:
+        assert message in status.error_message, status.error_message
+
+
+@then("the status is unknown")
+def status_unknown(merchant: Merchant, order: Order) -> None:
+    assert merchant.settled_status(order).status is Status.UNKNOWN
+
+
+@then(parsers.parse('the gateway refuses the request saying "{text}"'))
+def refused(scene: Scene, target: GatewayTarget, text: str) -> None:
+    assert isinstance(scene.refusal, ValidationError), f"expected a validation error, got {scene.refusal!r}"
+    if target.is_simulator:
+        assert text in scene.refusal.error_message, scene.refusal.error_message
+
+
+@then(money("a capture of {amount:Money} EUR is refused"))
+def capture_refused(merchant: Merchant, order: Order, scene: Scene, amount: Decimal) -> None:
+    assert scene.refuse(lambda: merchant.capture(order, amount)) is not None
+
+
+@then(parsers.parse('the gateway refuses the signature saying "{text}"'))
+def refused_signature(scene: Scene, target: GatewayTarget, text: str) -> None:
+    assert isinstance(scene.refusal, AuthenticationError), f"expected a 401, got {scene.refusal!r}"
+    if target.is_simulator:
+        assert text in scene.refusal.error_message, scene.refusal.error_message
+
+
+@then("the payer's redirect to the merchant is signed by the gateway")
+def redirect_signed(merchant: Merchant, order: Order, target: GatewayTarget) -> None:
+    redirect = merchant.redirect_for(order)
+    assert redirect.control_ok is True, f"redirect control does not verify: {redirect.summary()}"
+    assert redirect.params["client_orderid"] == order.client_orderid

@@ -1,0 +1,60 @@
+"""Server callbacks: delivered, signed, matching status, retried, de-duplicated."""
+
+from pytest_bdd import given, parsers, scenarios, then, when
+
+from steps.conftest import Scene
+from toolkit.callbacks import Received
+from toolkit.certify import reporting
+from toolkit.certify.target import GatewayTarget
+from toolkit.flows import Merchant, Order
+
+scenarios("../features/callbacks")
+
+
+@given(parsers.parse("the merchant's back end will fail the next {count:d} callbacks"))
+def fail_callbacks(target: GatewayTarget, count: int) -> None:
+    target.receiver.fail_next(count)
+
+
+@given("the gateway will send the next callback twice")
+def duplicate_callback(target: GatewayTarget) -> None:
+    target.control.add_fault("callback", "duplicate", count=1)
+
+
+@then(parsers.parse('the gateway calls the merchant back with a signed "{status}"'), target_fixture="callback")
+def called_back(target: GatewayTarget, order: Order, status: str) -> Received:
+    callback = target.receiver.wait_for_callback(orderid=order.orderid, status=status)
+    reporting.record_arrival(callback.summary(), callback.params)
+    assert callback.control_ok is True, callback.summary()
+    return callback
+
+
+@then("the callback matches the status")
+def callback_matches(merchant: Merchant, order: Order, callback: Received) -> None:
+    status = merchant.final_status(order)
+    assert (callback.status, callback.params["amount"]) == (status.status.value, str(status.amount))
+
+
+@when("the gateway retries the callback until the merchant takes it")
+def retries(target: GatewayTarget, order: Order, scene: Scene) -> None:
+    for attempt in (1, 2):
+        target.receiver.wait_for_callback(orderid=order.orderid, count=attempt)
+        target.control.advance_clock(3600)
+    target.receiver.wait_for_callback(orderid=order.orderid, count=3)
+
+
+@then(parsers.parse("the gateway called back {count:d} times"))
+def called_back_times(target: GatewayTarget, order: Order, count: int) -> None:
+    assert len(target.receiver.callbacks(orderid=order.orderid)) == count
+
+
+@then("the last callback was taken")
+def last_taken(target: GatewayTarget, order: Order) -> None:
+    last = target.receiver.callbacks(orderid=order.orderid)[-1]
+    assert last.answered == 200 and last.control_ok is True, last.summary()
+
+
+@then("the merchant recognises the second callback as a duplicate")
+def recognised_duplicate(target: GatewayTarget, order: Order) -> None:
+    second = target.receiver.wait_for_callback(orderid=order.orderid, count=2)
+    assert second.duplicate, second.summary()

@@ -1,0 +1,54 @@
+"""Two-step v4 payouts, v2 payouts signed with HMAC-SHA1, and the payout form."""
+
+from decimal import Decimal
+
+from pytest_bdd import parsers, scenarios, then, when
+
+from steps.conftest import Scene, money
+from toolkit.flows import Merchant, Order
+from toolkit.models import Status
+from toolkit.testdata.cards import card_for
+
+scenarios("../features/payouts")
+
+
+@when(money("the merchant checks a payout of {amount:Money} EUR to an approved card"), target_fixture="check")
+def check_payout(merchant: Merchant, amount: Decimal) -> Order:
+    return merchant.payout("payout_check", amount, card_for("approved"))
+
+
+@then("the payout check is approved")
+def check_approved(merchant: Merchant, check: Order) -> None:
+    assert merchant.final_status(check).status is Status.APPROVED
+
+
+@then(parsers.parse('the payout check is declined with "{message}"'))
+def check_declined(merchant: Merchant, check: Order, message: str) -> None:
+    status = merchant.final_status(check)
+    assert status.status is Status.DECLINED and message in status.error_message, status.raw
+
+
+@when("the merchant pays the checked payout", target_fixture="order")
+def pay(merchant: Merchant, check: Order) -> Order:
+    assert merchant.final_status(check).status is Status.APPROVED
+    return merchant.payout_pay(check)
+
+
+@when("the merchant tries to pay the checked payout again")
+def pay_again(merchant: Merchant, check: Order, scene: Scene) -> None:
+    scene.refuse(lambda: merchant.payout_pay(check))
+
+
+@when("the merchant tries to pay out that order")
+def pay_not_a_check(merchant: Merchant, order: Order, scene: Scene) -> None:
+    scene.refuse(lambda: merchant.payout_pay(order))
+
+
+@when(money("the merchant sends a v2 payout of {amount:Money} EUR to an approved card"), target_fixture="order")
+def v2_payout(merchant: Merchant, amount: Decimal) -> Order:
+    return merchant.payout("payout", amount, card_for("approved"))
+
+
+@when("the merchant sends a v2 payout of an amount that gives insufficient funds", target_fixture="order")
+def v2_payout_declined(merchant: Merchant) -> Order:
+    return merchant.payout("payout", None, card_for("approved"), outcome="insufficient-funds")

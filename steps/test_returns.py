@@ -1,0 +1,50 @@
+"""Partial returns, full reversals, and the release of a preauth's hold."""
+
+from decimal import Decimal
+
+from pytest_bdd import given, scenarios, then, when
+
+from steps.conftest import Scene, money
+from toolkit.flows import Merchant, Order
+from toolkit.models import Status
+
+scenarios("../features/returns")
+
+
+@given(money("the merchant has returned {amount:Money} EUR"))
+@when(money("the merchant returns {amount:Money} EUR"))
+def returns(merchant: Merchant, order: Order, scene: Scene, amount: Decimal) -> None:
+    scene.orders.append(merchant.return_(order, amount))
+
+
+@when("the merchant returns the rest")
+def returns_rest(merchant: Merchant, order: Order, scene: Scene) -> None:
+    scene.orders.append(merchant.return_(order))
+
+
+@when(money("the merchant tries to return {amount:Money} EUR"))
+def tries_return(merchant: Merchant, order: Order, scene: Scene, amount: Decimal) -> None:
+    scene.refuse(lambda: merchant.return_(order, amount))
+
+
+@then("every return is approved")
+def every_return_approved(merchant: Merchant, scene: Scene) -> None:
+    assert scene.orders, "no return was sent"
+    for child in scene.orders:
+        assert merchant.final_status(child).status is Status.APPROVED, child
+
+
+@then(money("{amount:Money} EUR has been returned in total"))
+def returned_total(merchant: Merchant, scene: Scene, amount: Decimal) -> None:
+    total = sum((merchant.final_status(child).amount or Decimal(0) for child in scene.orders), Decimal(0))
+    assert total == amount
+
+
+@then(money("a further return of {amount:Money} EUR is refused"))
+def further_return_refused(merchant: Merchant, order: Order, scene: Scene, amount: Decimal) -> None:
+    assert scene.refuse(lambda: merchant.return_(order, amount)) is not None
+
+
+@then("the return is recorded as a reversal")
+def recorded_as_reversal(merchant: Merchant, scene: Scene) -> None:
+    assert merchant.final_status(scene.orders[-1]).transaction_type == "reversal"

@@ -1,0 +1,42 @@
+"""3-D Secure sale: method step, challenge, 1.0.2, and the uploads of their results."""
+
+from pytest_bdd import parsers, scenarios, then, when
+
+from steps.conftest import Scene
+from toolkit.flows import Merchant, Order
+from toolkit.payer import Payer
+
+scenarios("../features/three_ds")
+
+
+@when("the payer's browser completes the 3-D Secure method step")
+def method_step(merchant: Merchant, payer: Payer, order: Order) -> None:
+    page = payer.load_method_url(merchant.payer_step(order))
+    assert page.has("threeds-method-done"), page.html[:200]
+
+
+@when(parsers.parse("the merchant reports the method step as {how}"))
+def report_method(merchant: Merchant, order: Order, how: str) -> None:
+    merchant.report_method(order, how)
+
+
+@when("the payer authenticates on the issuer's 3-D Secure 1.0.2 page")
+def authenticate_v1(merchant: Merchant, payer: Payer, order: Order) -> None:
+    page = payer.follow(merchant.payer_step(order))
+    payer.return_to_merchant(payer.answer_challenge(page))
+
+
+@when("the merchant uploads the challenge result the payer brought back")
+def upload_cres(merchant: Merchant, order: Order) -> None:
+    merchant.upload_challenge_result(order, merchant.redirect_for(order))
+
+
+@when("the merchant uploads the authentication result the payer brought back")
+def upload_pares(merchant: Merchant, order: Order) -> None:
+    merchant.upload_authentication_result(order, merchant.redirect_for(order))
+
+
+@then(parsers.parse('the status shows the method step indicator "{indicator}"'))
+def method_indicator(scene: Scene, indicator: str) -> None:
+    assert scene.status is not None
+    assert scene.status.get("three-ds-comp-ind") == indicator, scene.status.raw

@@ -1,0 +1,1 @@
+"""The certification suite's machinery: targets (simulator or sandbox), Allure wiring, progress, runner."""

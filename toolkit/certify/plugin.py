@@ -1,0 +1,128 @@
+"""The pytest plugin of the certification suite (loaded by the root ``conftest.py``).
+
+Options: ``--gateway-profile NAME`` (default ``simulator``: the embedded simulator on a free port)
+and ``--gateway-config FILE`` (profiles TOML).  Scenarios tagged ``@simulator`` need the control
+API and are skipped on a sandbox; ``@callbacks`` ones are skipped when the gateway cannot reach
+this machine.  Gherkin steps, HTTP exchanges, polls and callbacks become Allure steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import allure
+import pytest
+
+from toolkit import demo
+from toolkit.certify import reporting
+from toolkit.certify.target import GatewayTarget, start_target
+from toolkit.client import GatewayClient
+from toolkit.config import load_config
+from toolkit.operations import OPERATIONS
+
+# Gherkin tags in use: flows, kinds of scenario, and every catalogue operation.
+FLOW_TAGS = ("threeds", "returns", "tokenization", "payouts", "preauth", "hosted_forms", "cards", "callbacks",
+             "signing", "declines", "simulator", "sandbox_safe")  # fmt: skip
+_STEP_CONTEXTS: dict[int, list[Any]] = {}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("gatekit", "gatekit certification suite")
+    group.addoption("--gateway-profile", default=None, help="profile to certify against (default: simulator)")
+    group.addoption("--gateway-config", default=None, help="TOML file with named profiles")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for tag in (*FLOW_TAGS, *OPERATIONS):
+        config.addinivalue_line("markers", f"{tag}: gatekit scenario tag")
+
+
+def _profile(config: pytest.Config) -> tuple[str, Path | None]:
+    name = config.getoption("--gateway-profile") or "simulator"
+    file = config.getoption("--gateway-config")
+    return name, Path(file) if file else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    name, file = _profile(config)
+    if not any(item.get_closest_marker("simulator") or item.get_closest_marker("callbacks") for item in items):
+        return
+    base = load_config(name, file=file)
+    embedded = base.base_url == demo.BASE_URL
+    for item in items:
+        if item.get_closest_marker("simulator") and not embedded:
+            item.add_marker(pytest.mark.skip(reason=f"needs the simulator's control API; profile {name} is a sandbox"))
+        if item.get_closest_marker("callbacks") and not embedded and not base.callback_url:
+            item.add_marker(pytest.mark.skip(reason=f"profile {name} sets no callback_url: callbacks cannot arrive"))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    results = getattr(session.config.option, "allure_report_dir", None)
+    if results:
+        name, file = _profile(session.config)
+        config = load_config(name, file=file)
+        embedded = config.base_url == demo.BASE_URL
+        reporting.write_environment(Path(results), {
+            "profile": name,
+            "base_url": "embedded simulator on a free loopback port" if embedded else config.base_url,
+            "endpoint_id": config.endpoint_id or "",
+            "endpoint_group_id": config.endpoint_group_id or "",
+        })  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def gateway_target(request: pytest.FixtureRequest) -> Iterator[GatewayTarget]:
+    name, file = _profile(request.config)
+    target = start_target(name, config_file=file)
+    try:
+        yield target
+    finally:
+        target.stop()
+
+
+@pytest.fixture
+def exchange_observer() -> Callable[..., None]:
+    return reporting.attach_exchange
+
+
+@pytest.fixture
+def gateway_client(gateway_target: GatewayTarget, exchange_observer: Callable[..., None]) -> Iterator[GatewayClient]:
+    client = GatewayClient(gateway_target.config, observers=[exchange_observer])
+    yield client
+    client.close()
+
+
+# --- pytest-bdd -> Allure ------------------------------------------------------------------------
+
+
+def pytest_bdd_before_scenario(request: pytest.FixtureRequest, feature: Any, scenario: Any) -> None:
+    tags = set(scenario.tags) | set(feature.tags)
+    reporting.label_scenario(feature.name, scenario.name, tags)
+
+
+def pytest_bdd_before_step(
+    request: pytest.FixtureRequest, feature: Any, scenario: Any, step: Any, step_func: Any
+) -> None:
+    context: Any = allure.step(f"{step.keyword} {step.name}")
+    context.__enter__()
+    _STEP_CONTEXTS.setdefault(id(request.node), []).append(context)
+
+
+def _close_step(request: pytest.FixtureRequest, exc: BaseException | None) -> None:
+    stack = _STEP_CONTEXTS.get(id(request.node))
+    if stack:
+        context = stack.pop()
+        context.__exit__(type(exc) if exc else None, exc, exc.__traceback__ if exc else None)
+        if not stack:
+            _STEP_CONTEXTS.pop(id(request.node), None)
+
+
+def pytest_bdd_after_step(request: pytest.FixtureRequest, *args: Any) -> None:
+    _close_step(request, None)
+
+
+def pytest_bdd_step_error(request: pytest.FixtureRequest, feature: Any, scenario: Any, step: Any, step_func: Any,
+                          step_func_args: Any, exception: Exception) -> None:  # fmt: skip
+    _close_step(request, exception)

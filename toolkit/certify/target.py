@@ -1,0 +1,79 @@
+"""What the suite runs against: the embedded simulator (default) or a configured sandbox profile.
+
+For the simulator the suite starts it on a free loopback port and stops it at the end.  A sandbox
+profile needs a public ``callback_url`` that forwards to this machine's callback receiver
+(``GATEKIT_CALLBACK_PORT``); without one, callback scenarios are skipped with that reason.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolkit import demo
+from toolkit.callbacks import CallbackReceiver
+from toolkit.config import GatewayConfig, load_config
+from toolkit.simulator.server import SimulatorServer
+
+
+@dataclass
+class GatewayTarget:
+    """The gateway under test and the merchant's receiving side."""
+
+    profile: str
+    config: GatewayConfig
+    receiver: CallbackReceiver
+    server: SimulatorServer | None = None
+    _control: Any = field(default=None, repr=False)
+
+    @property
+    def is_simulator(self) -> bool:
+        return self.server is not None
+
+    @property
+    def control(self) -> Any:
+        """The simulator's control API (``toolkit.SimulatorControl``); None on a sandbox."""
+        if self.server is None:
+            return None
+        if self._control is None:
+            self._control = self.server.control()
+        return self._control
+
+    @property
+    def callback_url(self) -> str | None:
+        """Where the gateway can call the receiver back, or None when it cannot reach this machine."""
+        if self.is_simulator:
+            return self.receiver.callback_url
+        if self.config.callback_url:
+            return self.config.callback_url.rstrip("/") + "/callback"
+        return None
+
+    @property
+    def callbacks_skip_reason(self) -> str | None:
+        if self.callback_url:
+            return None
+        return (
+            f"profile {self.profile} sets no callback_url: the gateway cannot reach this machine's "
+            "callback receiver (set callback_url / GATEWAY_CALLBACK_URL and GATEKIT_CALLBACK_PORT)"
+        )
+
+    def stop(self) -> None:
+        self.receiver.stop()
+        if self.server is not None:
+            self.server.stop()
+
+
+def start_target(profile: str, *, config_file: Path | None = None) -> GatewayTarget:
+    """Start the receiver (and the simulator for the ``simulator`` profile)."""
+    base = load_config(profile, file=config_file)
+    server = None
+    if base.base_url == demo.BASE_URL:  # the simulator profile (or one based on it): embed it
+        server = SimulatorServer().start()
+        config = base.with_overrides(base_url=server.base_url)
+    else:
+        config = base
+    port = int(os.environ.get("GATEKIT_CALLBACK_PORT", "0")) if server is None else 0
+    receiver = CallbackReceiver(config.control_key, port=port).start()
+    return GatewayTarget(profile=profile, config=config, receiver=receiver, server=server)

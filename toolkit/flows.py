@@ -1,0 +1,201 @@
+"""The merchant's side of the gateway's flows, one call per business step.
+
+Shared by the certification steps, the notebooks and the explorer so that each of them stays
+thin: ``Merchant`` sends orders built from ``toolkit.testdata``, waits for outcomes (woken by the
+callback receiver when callbacks can arrive), and carries the payer's CRes / PaRes to the
+3-D Secure upload operations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from toolkit.callbacks import CallbackReceiver, Received
+from toolkit.client import GatewayClient
+from toolkit.masking import mask_fields
+from toolkit.models import (
+    AsyncResponse,
+    CardRefResponse,
+    FormResponse,
+    RecurringPaymentResponse,
+    Status,
+    StatusResponse,
+)
+from toolkit.testdata import orders
+from toolkit.testdata.cards import Card
+from toolkit.waiting import PollAttempt
+
+METHOD_INDICATORS = {"completed": "Y", "timed out": "N", "absent": "U"}
+
+
+@dataclass
+class Order:
+    """An order as the merchant sent it: the operation, the fields (card data masked) and the answer."""
+
+    operation: str
+    ack: AsyncResponse
+    fields: dict[str, str] = field(repr=False)
+    card: Card | None = None
+
+    @property
+    def orderid(self) -> str:
+        return self.ack.orderid
+
+    @property
+    def client_orderid(self) -> str:
+        return self.ack.client_orderid or self.fields.get("client_orderid", "")
+
+    @property
+    def redirect_url(self) -> str:
+        return self.ack.redirect_url if isinstance(self.ack, FormResponse) else ""
+
+    def __repr__(self) -> str:
+        return f"Order({self.operation}, orderid={self.orderid}, client_orderid={self.client_orderid})"
+
+
+class Merchant:
+    """The merchant's back end: a client, where the gateway calls back, and how waits are reported."""
+
+    def __init__(
+        self,
+        client: GatewayClient,
+        receiver: CallbackReceiver | None = None,
+        *,
+        callback_url: str | None = None,
+        on_poll: Callable[[PollAttempt], None] | None = None,
+    ) -> None:
+        self.client = client
+        self.receiver = receiver
+        self.callback_url = callback_url
+        self.on_poll = on_poll
+
+    # --- sending orders ---------------------------------------------------------------------------
+
+    def _urls(self, tag: str) -> dict[str, str]:
+        urls = {}
+        if self.receiver is not None:
+            urls["redirect_url"] = self.receiver.redirect_url_for(tag)
+        if self.callback_url:
+            urls["server_callback_url"] = self.callback_url
+        return urls
+
+    def _send(self, operation: str, fields: dict[str, Any], card: Card | None = None) -> Order:
+        ack = self.client.call(operation, fields)
+        assert isinstance(ack, AsyncResponse)
+        return Order(operation, ack, mask_fields({k: str(v) for k, v in fields.items()}), card)
+
+    def pay(self, operation: str, card: Card, amount: Decimal, currency: str = "EUR", **overrides: Any) -> Order:
+        """sale or preauth with this card (its CVV2 chooses the outcome)."""
+        builder = orders.sale_fields if operation == "sale" else orders.preauth_fields
+        fields = builder(amount=amount, currency=currency, card=card, **self._urls(operation), **overrides)
+        return self._send(operation, dict(fields), card)
+
+    def verify_account(self, card: Card) -> Order:
+        fields = orders.verification_fields(card=card, **self._urls("verification"))
+        return self._send("account_verification", dict(fields), card)
+
+    def open_form(self, operation: str, amount: Decimal, currency: str = "EUR") -> Order:
+        """A hosted-form operation (``sale-form``, ``payout-form``...): the answer carries the page address."""
+        name = operation.replace("-", "_")
+        fields = orders.form_fields(name, amount=amount, currency=currency, **self._urls(name))
+        return self._send(name, dict(fields))
+
+    def capture(self, order: Order, amount: Decimal | None = None) -> Order:
+        return self._follow_up("capture", order, amount)
+
+    def return_(self, order: Order, amount: Decimal | None = None) -> Order:
+        return self._follow_up("return", order, amount)
+
+    def void(self, order: Order, amount: Decimal | None = None) -> Order:
+        return self._follow_up("void", order, amount)
+
+    def _follow_up(self, operation: str, order: Order, amount: Decimal | None) -> Order:
+        fields: dict[str, Any] = {"client_orderid": order.client_orderid, "orderid": order.orderid}
+        if amount is not None:
+            fields.update(amount=amount, currency=order.fields.get("currency", "EUR"))
+        if self.callback_url:
+            fields["server_callback_url"] = self.callback_url
+        return self._send(operation, fields)
+
+    def card_ref(self, order: Order, version: str = "v2") -> CardRefResponse:
+        operation = "create_card_ref_v4" if version == "v4" else "create_card_ref"
+        response = self.client.call(operation, client_orderid=order.client_orderid, orderid=order.orderid)
+        assert isinstance(response, CardRefResponse)
+        return response
+
+    def rebill(self, cardrefid: str, outcome: str = "approved", amount: Decimal | None = None) -> Order:
+        fields = orders.rebill_fields(cardrefid, outcome=outcome, amount=amount, **self._callback())
+        return self._send("make_rebill", dict(fields))
+
+    def recurring(self, cardrefid: str, amount: Decimal, period: str, interval: int = 1) -> RecurringPaymentResponse:
+        fields = orders.recurring_fields(cardrefid, amount=amount, period=period, interval=interval, **self._callback())
+        response = self.client.call("create_recurring_payment", dict(fields))
+        assert isinstance(response, RecurringPaymentResponse)
+        return response
+
+    def payout(
+        self, operation: str, amount: Decimal | None, card: Card | None = None, outcome: str = "approved"
+    ) -> Order:
+        """``payout`` (v2, HMAC-SHA1) or ``payout_check`` (v4, RSA-SHA256) to a destination card."""
+        fields = orders.payout_fields(
+            outcome=outcome, amount=amount, operation=operation, card=card, **self._callback()
+        )
+        return self._send(operation, dict(fields), card)
+
+    def payout_pay(self, check: Order) -> Order:
+        fields = {"client_orderid": check.client_orderid, "orderid": check.orderid, **self._callback()}
+        return self._send("payout_pay", fields)
+
+    def _callback(self) -> dict[str, str]:
+        return {"server_callback_url": self.callback_url} if self.callback_url else {}
+
+    # --- waiting ----------------------------------------------------------------------------------
+
+    def _waker(self, order: Order) -> Any:
+        if self.receiver is not None and self.callback_url and order.orderid:
+            return self.receiver.waker(orderid=order.orderid)
+        return None
+
+    def final_status(self, order: Order) -> StatusResponse:
+        """Poll status on the profile's schedule; a callback for the order ends the wait early."""
+        return self.client.wait_for_final_status(order.ack, waker=self._waker(order), on_attempt=self.on_poll)
+
+    def settled_status(self, order: Order) -> StatusResponse:
+        """Wait for a final status, or ``unknown`` (the acquirer could not be reached)."""
+        return self.client.wait_for(Status.UNKNOWN, order.ack, on_attempt=self.on_poll)
+
+    def payer_step(self, order: Order) -> StatusResponse:
+        """Wait until the payer must act (3-D Secure) or the outcome is final."""
+        return self.client.wait_for_payer_or_final(order.ack, on_attempt=self.on_poll)
+
+    def status_by_client_orderid(self, order: Order) -> StatusResponse:
+        return self.client.status(client_orderid=order.client_orderid)
+
+    # --- 3-D Secure -------------------------------------------------------------------------------
+
+    def report_method(self, order: Order, how: str) -> AsyncResponse:
+        """upload-method-url-result: ``completed`` (Y), ``timed out`` (N) or ``absent`` (U)."""
+        return self.client.upload_method_url_result(
+            client_orderid=order.client_orderid, orderid=order.orderid, threeDSCompInd=METHOD_INDICATORS[how]
+        )
+
+    def redirect_for(self, order: Order, timeout: float = 10.0) -> Received:
+        """The payer's browser came back to the merchant (POST to redirect_url) for this order."""
+        assert self.receiver is not None, "a receiver is needed to see the payer's redirect"
+        return self.receiver.wait_for_redirect(orderid=order.orderid, timeout=timeout)
+
+    def upload_challenge_result(self, order: Order, redirect: Received) -> AsyncResponse:
+        """Take the CRes from the payer's redirect and upload it (upload-cres-result)."""
+        return self.client.upload_cres_result(
+            client_orderid=order.client_orderid, orderid=order.orderid, cres=redirect.params["cres"]
+        )
+
+    def upload_authentication_result(self, order: Order, redirect: Received) -> AsyncResponse:
+        """Take the PaRes (and MD) from the payer's redirect and upload it (upload-pares-result)."""
+        params = redirect.params
+        return self.client.upload_pares_result(
+            client_orderid=order.client_orderid, orderid=order.orderid, pares=params["pares"], md=params.get("md", "")
+        )

@@ -1,0 +1,114 @@
+"""The payer's side over plain HTTP: what a cardholder's browser does in the gateway's flows.
+
+Follow ``redirect-url`` / ``redirect-to`` / ``html``, fill hosted payment pages, load the
+3-D Secure method URL, answer the challenge, and deliver the CRes / PaRes and the signed
+outcome to where the merchant receives them (its ``redirect_url``).  Pages are read with
+``toolkit.htmlforms``; JavaScript auto-submits are done by hand, as a browser would do them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import requests
+
+from toolkit.htmlforms import Form, Page
+from toolkit.models import StatusResponse
+from toolkit.testdata.cards import Card
+from toolkit.testdata.outcomes import CHALLENGE_PASSWORD
+
+MERCHANT_REDIRECT_FORM = "merchant-redirect"
+
+
+class PayerError(RuntimeError):
+    """The page did not offer what the payer expected; the message says what it showed."""
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """What the payer's browser POSTed to the merchant: the fields and the merchant's answer."""
+
+    url: str
+    fields: dict[str, str]
+    status_code: int
+
+
+class Payer:
+    """A cardholder's browser without JavaScript; one cookie jar per payer."""
+
+    def __init__(self, *, session: requests.Session | None = None, timeout: float = 10.0) -> None:
+        self.session = session or requests.Session()
+        self.session.headers.setdefault("User-Agent", "gatekit-payer")
+        self.timeout = timeout
+        self.history: list[Page] = []
+
+    def _page(self, response: requests.Response) -> Page:
+        page = Page.parse(response.url, response.status_code, response.text)
+        self.history.append(page)
+        return page
+
+    def open(self, url: str) -> Page:
+        """GET a page (redirects followed)."""
+        return self._page(self.session.get(url, timeout=self.timeout))
+
+    def submit(self, form: Form, values: Mapping[str, str] | None = None) -> Page:
+        """Submit a form with its current values overridden by ``values``."""
+        data = {**form.fields, **(values or {})}
+        if form.method == "post":
+            response = self.session.post(form.action, data=data, timeout=self.timeout)
+        else:
+            response = self.session.get(form.action, params=data, timeout=self.timeout)
+        return self._page(response)
+
+    # --- the steps of the flows ------------------------------------------------------------------
+
+    def follow(self, status: StatusResponse) -> Page:
+        """Do what a processing status asks: go to ``redirect-to``, or render ``html`` (auto-submit it)."""
+        if status.redirect_to:
+            return self.open(status.redirect_to)
+        if status.html:
+            page = Page.parse(status.get("redirect-to") or "about:blank", 200, status.html)
+            if page.iframes:
+                return self.open(page.iframes[0])
+            return self.submit(page.form())
+        raise PayerError(f"status {status.status} of order {status.orderid} asks nothing of the payer")
+
+    def load_method_url(self, status: StatusResponse) -> Page:
+        """The browser loads the 3-D Secure method URL in its hidden frame (fingerprinting)."""
+        page = Page.parse("about:blank", 200, status.html)
+        if not page.iframes:
+            raise PayerError(f"status of order {status.orderid} carries no 3-D Secure method frame")
+        return self.open(page.iframes[0])
+
+    def fill_payment_page(self, page: Page, card: Card, **overrides: str) -> Page:
+        """Enter a card on a hosted payment page and press pay."""
+        form = page.form("payment-form")
+        entries = {name: value for name, value in card.fields().items() if name in form.fields}
+        return self.submit(form, {**entries, **overrides})
+
+    def answer_challenge(self, page: Page, password: str = CHALLENGE_PASSWORD) -> Page:
+        """Type the password on the ACS page (3-D Secure 2.x challenge or 1.0.2) and submit."""
+        for form_id in ("challenge-form", "acs-form"):
+            if any(form.id == form_id for form in page.forms):
+                return self.submit(page.form(form_id), {"password": password})
+        raise PayerError(f"{page.url} shows no 3-D Secure challenge (HTTP {page.status_code})")
+
+    def redirect_fields(self, page: Page) -> dict[str, str]:
+        """The fields the page would POST back to the merchant (``merchant-redirect`` form)."""
+        return dict(page.form(MERCHANT_REDIRECT_FORM).fields)
+
+    def return_to_merchant(self, page: Page) -> Delivered:
+        """Do the page's auto-submit: POST the signed outcome (and CRes/PaRes) to the merchant."""
+        form = page.form(MERCHANT_REDIRECT_FORM)
+        response = self.session.post(form.action, data=form.fields, timeout=self.timeout)
+        return Delivered(form.action, dict(form.fields), response.status_code)
+
+    def pay_on_hosted_page(self, url: str, card: Card, password: str = CHALLENGE_PASSWORD) -> Delivered:
+        """The whole hosted-page journey: fill the card, pass 3-D Secure if asked, return to the merchant."""
+        page = self.fill_payment_page(self.open(url), card)
+        if page.field_errors():
+            raise PayerError(f"the payment page refused the card: {page.field_errors()}")
+        if any(form.id in ("challenge-form", "acs-form") for form in page.forms):
+            page = self.answer_challenge(page, password)
+        return self.return_to_merchant(page)
