@@ -1,0 +1,57 @@
+"""No full card number, CVV or control key anywhere under allure-results (issue: certification reports)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolkit import demo
+from toolkit.fields import luhn_ok
+
+ROOT = Path(__file__).resolve().parents[1]
+CARD_RUN = re.compile(r"(?<!\d)\d{14,19}(?!\d)")  # 13 digits: Allure's epoch-ms timestamps
+CVV_VALUE = re.compile(r"(?i)cvv2?\W{0,6}(?:=|:|%3D)\W{0,3}(\d{3,4})(?!\d)")
+
+
+def leaks(text: str) -> list[str]:
+    found = [f"card number {m}" for m in CARD_RUN.findall(text) if luhn_ok(m)]
+    found += [f"cvv2 {m}" for m in CVV_VALUE.findall(text)]
+    if demo.CONTROL_KEY in text:
+        found.append("the control key")
+    if "PRIVATE KEY" in text:
+        found.append("a private key")
+    return found
+
+
+def test_leak_scanner_finds_what_it_looks_for():
+    assert leaks("credit_card_number=4444555566661111&cvv2=123") == ["card number 4444555566661111", "cvv2 123"]
+    assert leaks('{"cvv2": "321"}') == ["cvv2 321"]
+    assert leaks(f"key {demo.CONTROL_KEY}") == ["the control key"]
+    assert leaks("credit_card_number=444455******1111&cvv2=***&orderid=8056020") == []
+
+
+@pytest.fixture(scope="module")
+def allure_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    results = tmp_path_factory.mktemp("allure-results")
+    command = [sys.executable, "-m", "pytest", "steps", "-q", "-p", "no:cacheprovider", f"--alluredir={results}",
+               "-m", "threeds or hosted_forms or payouts or signing or tokenization"]  # fmt: skip
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return results
+
+
+def test_reports_carry_no_card_data_or_secrets(allure_results: Path):
+    files = [path for path in allure_results.rglob("*") if path.is_file()]
+    assert len(files) > 20, "the suite wrote too few results to be a meaningful scan"
+    problems = {str(path.name): found for path in files if (found := leaks(path.read_text(errors="replace")))}
+    assert problems == {}
+
+
+def test_reports_attach_http_exchanges_with_curl(allure_results: Path):
+    attachments = [path.read_text(errors="replace") for path in allure_results.glob("*-attachment*")]
+    assert any(text.startswith("curl ") and "$CARD_NUMBER" in text for text in attachments)
+    assert any("$CVV2" in text for text in attachments)
