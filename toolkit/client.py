@@ -214,9 +214,7 @@ class GatewayClient:
     def _auth(self, op: Operation, path_id: str, *, strict: bool = True) -> requests.auth.AuthBase | None:
         config = self.config
         if op.auth is AuthScheme.CONTROL:
-            return ControlAuth(
-                op, path_id=path_id, login=config.login, control_key=config.control_key, strict=strict
-            )
+            return ControlAuth(op, path_id=path_id, login=config.login, control_key=config.control_key, strict=strict)
         if op.auth.is_oauth:
             rsa_key = config.private_key if op.auth is AuthScheme.OAUTH_RSA_SHA256 else None
             return OAuthAuth(

@@ -60,6 +60,10 @@ class PollSchedule:
     intervals: tuple[float, ...]
     deadline: float
 
+    def __post_init__(self) -> None:
+        if not self.intervals or min(self.intervals) < 0 or self.deadline <= 0:
+            raise ConfigError(f"poll schedule needs delays >= 0 and a positive deadline: {self}")
+
     def delays(self) -> Iterator[float]:
         yield from self.intervals
         while True:
@@ -113,6 +117,8 @@ class GatewayConfig:
     def with_overrides(self, **overrides: Any) -> GatewayConfig:
         """A copy with settings replaced (None values are ignored); secrets are wrapped."""
         clean = {name: _coerce(name, value) for name, value in overrides.items() if value is not None}
+        if "private_key_file" in clean:  # a key file given now replaces a built-in key
+            clean["_private_key_pem"] = None
         return replace(self, **clean)
 
 
@@ -140,22 +146,37 @@ def simulator_config(base_url: str = demo.BASE_URL) -> GatewayConfig:
     )
 
 
-def _from_settings(profile: str, settings: Mapping[str, Any], env: Mapping[str, str]) -> GatewayConfig:
-    values = dict(settings)
-    if "control_key_env" in values:
-        values["control_key"] = env.get(values.pop("control_key_env"), "")
+def _file_settings(profile: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    """A file profile's settings as GatewayConfig takes them: ``control_key_env`` read, ``poll`` built."""
+    values = dict(raw)
+    variable = values.pop("control_key_env", None)
+    if variable and env.get(variable):
+        values["control_key"] = env[variable]
     poll = values.pop("poll", None)
-    missing = [name for name in ("base_url", "login", "control_key") if not values.get(name)]
-    if missing:
-        hints = ", ".join(f"{name} ({ENV_VARS[name]})" for name in missing)
-        raise ConfigError(f"profile {profile}: missing {hints}")
-    known = {f.name for f in fields(GatewayConfig)} - {"_private_key_pem", "poll", "profile"}
+    if poll is not None:
+        try:
+            values["poll"] = PollSchedule(tuple(float(s) for s in poll["intervals"]), float(poll["deadline"]))
+        except (KeyError, TypeError, ValueError):
+            raise ConfigError(f"profile {profile}: poll must be {{ intervals = [3, 5], deadline = 600 }}") from None
+    return values
+
+
+def _check_known(profile: str, values: Mapping[str, Any]) -> None:
+    known = {f.name for f in fields(GatewayConfig)} - {"_private_key_pem", "profile"}
     unknown = sorted(set(values) - known)
     if unknown:
         raise ConfigError(f"profile {profile}: unknown settings {', '.join(unknown)}")
+
+
+def _from_settings(profile: str, settings: Mapping[str, Any], key_env: str | None) -> GatewayConfig:
+    values = dict(settings)
+    missing = [name for name in ("base_url", "login", "control_key") if not values.get(name)]
+    if missing:
+        hints = ", ".join(_where(name, key_env) for name in missing)
+        raise ConfigError(f"profile {profile}: missing {hints}")
     config = GatewayConfig(
         profile=profile,
-        poll=PollSchedule(tuple(poll["intervals"]), float(poll["deadline"])) if poll else SANDBOX_POLL,
+        poll=values.pop("poll", SANDBOX_POLL),
         base_url=values.pop("base_url"),
         login=values.pop("login"),
         control_key=Secret(values.pop("control_key")),
@@ -163,6 +184,12 @@ def _from_settings(profile: str, settings: Mapping[str, Any], env: Mapping[str, 
         endpoint_group_id=_coerce("endpoint_group_id", values.pop("endpoint_group_id", None)),
     )
     return config.with_overrides(**values)
+
+
+def _where(setting: str, key_env: str | None) -> str:
+    """Where a missing setting can come from: its environment variable (or the profile's own)."""
+    variables = [ENV_VARS[setting], *([key_env] if setting == "control_key" and key_env else [])]
+    return f"{setting} ({' or '.join(variables)})"
 
 
 def config_file(env: Mapping[str, str]) -> Path | None:
@@ -174,13 +201,18 @@ def config_file(env: Mapping[str, str]) -> Path | None:
 
 
 def load_profiles(path: Path | None) -> dict[str, dict[str, Any]]:
+    """The ``[profiles.NAME]`` tables of a TOML file; a relative key file is relative to that file."""
     if path is None:
         return {}
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    return dict(data.get("profiles", {}))
+    profiles = {str(name): dict(table) for name, table in data.get("profiles", {}).items()}
+    for table in profiles.values():
+        if "private_key_file" in table:
+            table["private_key_file"] = path.parent / Path(table["private_key_file"]).expanduser()
+    return profiles
 
 
 def load_config(
@@ -196,17 +228,18 @@ def load_config(
     """
     env = os.environ if env is None else env
     name = profile or env.get("GATEKIT_PROFILE") or "simulator"
-    from_env = {setting: env[var] for setting, var in ENV_VARS.items() if env.get(var)}
     profiles = load_profiles(file if file is not None else config_file(env))
-    settings: dict[str, Any] = {}
-    base = name
-    if name in profiles:
-        settings = dict(profiles[name])
-        base = settings.pop("base", "sandbox")
+    raw = dict(profiles.get(name, {}))
+    base = raw.pop("base", "sandbox") if name in profiles else name
+    if base not in ("simulator", "sandbox"):
+        known = ", ".join(["simulator", "sandbox", *profiles])
+        where = f"profile {name}: unknown base {base!r}" if name in profiles else f"unknown profile {name!r}"
+        raise ConfigError(f"{where}; known profiles: {known}")
+    from_env = {setting: env[var] for setting, var in ENV_VARS.items() if env.get(var)}
+    given = {setting: value for setting, value in overrides.items() if value is not None}
+    settings = {**_file_settings(name, raw, env), **from_env, **given}
+    _check_known(name, settings)
     if base == "simulator":
         config = replace(simulator_config(settings.pop("base_url", demo.BASE_URL)), profile=name)
-        return config.with_overrides(**{**settings, **from_env, **overrides})
-    if base != "sandbox":
-        known = ", ".join(["simulator", "sandbox", *profiles])
-        raise ConfigError(f"unknown profile {name!r}; known profiles: {known}")
-    return _from_settings(name, {**settings, **from_env, **{k: v for k, v in overrides.items() if v is not None}}, env)
+        return config.with_overrides(**settings)
+    return _from_settings(name, settings, raw.get("control_key_env"))

@@ -17,9 +17,11 @@ Messages name the operation, the field (when known) and the serial number.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolkit.masking import mask_text
 from toolkit.operations import Operation
 
 
@@ -103,7 +105,11 @@ class WaitTimeout(GatewayError):
 def _field_named(message: str, operation: Operation | None) -> str | None:
     """The first field of the operation (or ``control``) that the gateway's message names."""
     candidates = ["control", *(operation.fields if operation else ())]
-    found = [(message.find(name), name) for name in candidates if name in message]
+    found = []
+    for name in candidates:  # whole names only: "orderid" is not found inside "client_orderid"
+        match = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", message)
+        if match:
+            found.append((match.start(), name))
     return min(found)[1] if found else None
 
 
@@ -112,7 +118,7 @@ def error_from_response(operation: Operation | None, http_status: int, body: Map
     kind = body.get("type", "").lower()
     if http_status == 200 and kind not in ("validation-error", "error"):
         return None
-    message = body.get("error-message") or f"HTTP {http_status}, type={kind or 'missing'}"
+    message = mask_text(body.get("error-message") or f"HTTP {http_status}, type={kind or 'missing'}")
     cls: type[ApiError]
     if http_status in (401, 403):
         cls = AuthenticationError

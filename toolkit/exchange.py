@@ -47,6 +47,7 @@ class Exchange:
     ) -> Exchange:
         """Build a record from what was sent, masking card data on the way in."""
         body = rest.pop("response_body", "")
+        trace = rest.pop("signature", None)
         return cls(
             operation=operation,
             method=method,
@@ -54,6 +55,7 @@ class Exchange:
             request_headers=dict(headers),
             request_fields=tuple(mask_fields(fields).items()),
             response_body=mask_text(str(body)),
+            signature=trace.masked() if isinstance(trace, SignatureTrace) else None,
             **rest,  # type: ignore[arg-type]
         )
 

@@ -6,6 +6,7 @@ the public key, load PKCS#1, PKCS#8 and passphrase-protected PEM.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,9 +27,14 @@ def check_strength(key: rsa.RSAPrivateKey | rsa.RSAPublicKey, where: str = "RSA 
         raise KeyProblem(f"{where} has {key.key_size} bits; the gateway requires at least {MIN_RSA_BITS}")
 
 
-def generate_rsa_key(bits: int = DEFAULT_RSA_BITS) -> rsa.RSAPrivateKey:
+def check_bits(bits: int) -> None:
+    """Refuse a key size under the spec's minimum (section 8) before any work is done."""
     if bits < MIN_RSA_BITS:
         raise KeyProblem(f"--bits {bits} refused: the gateway requires at least {MIN_RSA_BITS} bits")
+
+
+def generate_rsa_key(bits: int = DEFAULT_RSA_BITS) -> rsa.RSAPrivateKey:
+    check_bits(bits)
     return rsa.generate_private_key(public_exponent=65537, key_size=bits)
 
 
@@ -65,6 +71,13 @@ def public_pem(key: rsa.RSAPublicKey) -> bytes:
     return key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
 
 
+def fingerprint(key: rsa.RSAPrivateKey | rsa.RSAPublicKey) -> str:
+    """SHA-256 of the DER SubjectPublicKeyInfo, hex in colon-separated pairs (same for both halves)."""
+    public = key.public_key() if isinstance(key, rsa.RSAPrivateKey) else key
+    der = public.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return ":".join(f"{byte:02x}" for byte in hashlib.sha256(der).digest())
+
+
 def load_private_key(data: bytes | str | Path, passphrase: bytes | str | None = None) -> rsa.RSAPrivateKey:
     """Load a PKCS#1 or PKCS#8 PEM private key (a path or the PEM bytes), encrypted or not."""
     pem = _read(data)
@@ -99,4 +112,7 @@ def _read(data: bytes | str | Path) -> bytes:
         return data
     if isinstance(data, str) and data.lstrip().startswith("-----BEGIN"):
         return data.encode("ascii")
-    return Path(data).read_bytes()
+    try:
+        return Path(data).read_bytes()
+    except OSError as exc:
+        raise KeyProblem(f"cannot read key file {data}: {exc.strerror or exc}") from None

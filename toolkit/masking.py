@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from urllib.parse import unquote
 
 from toolkit.fields import FIELDS, Kind, luhn_ok
 
@@ -74,3 +75,22 @@ def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
             text = text.replace(secret, SECRET_MASK)
     text = _CVV_IN_QUERY.sub(lambda m: f"{m.group(1)}={CVV_MASK}" if m.group(2) else m.group(0), text)
     return _PAN_IN_TEXT.sub(lambda m: mask_pan(m.group(0)) if luhn_ok(m.group(0)) else m.group(0), text)
+
+
+def mask_base_string(base_string: str) -> str:
+    """An OAuth signature base string with the values of card fields masked (readable, not signable).
+
+    The parameters are the third ``&``-part, encoded twice (RFC 5849 3.4.1): pairs are joined by
+    ``%26`` and split by ``%3D``; a masked value is written as plain text (``cvv2%3D***``).
+    """
+    head, sep, params = base_string.rpartition("&")
+    if not sep:
+        return base_string
+    pairs = []
+    for pair in params.split("%26"):
+        name, eq, value = pair.partition("%3D")
+        field = unquote(unquote(name))
+        if eq and FIELDS.get(field) is not None and FIELDS[field].secret:
+            value = mask_value(field, unquote(unquote(value)))
+        pairs.append(name + eq + value)
+    return head + sep + "%26".join(pairs)

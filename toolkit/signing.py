@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from oauthlib.oauth1.rfc5849 import signature as rfc5849
 
-from toolkit.money import to_minor_units
+from toolkit.money import MoneyError, to_minor_units
 from toolkit.operations import ENDPOINT_ID, LOGIN, ControlFormula, Operation
 
 Pairs = Sequence[tuple[str, str]]
@@ -34,13 +34,15 @@ def control_checksum(parts: Sequence[str], control_key: str) -> str:
 
 
 def control_parts(
-    formula: ControlFormula, fields: Mapping[str, str], *, endpoint_id: str, login: str
+    formula: ControlFormula, fields: Mapping[str, str], *, endpoint_id: str, login: str, strict: bool = True
 ) -> list[tuple[str, str]]:
     """The (name, value) parts of a formula for these fields, in order, without the key.
 
     ``endpointId`` is whichever id is in the path (behaviour section 1); ``amount`` is in minor
     units of ``currency`` (spec 2.2); an optional part whose field is absent is the empty string.
     Raises KeyError naming a required field that is missing, MoneyError for a bad amount.
+    With ``strict=False`` nothing is raised: a missing part is the empty string and an amount
+    that has no minor units is taken as sent (to let the gateway itself reject such a request).
     """
     values = {name: str(value).strip() for name, value in fields.items()}
     parts: list[tuple[str, str]] = []
@@ -50,14 +52,23 @@ def control_parts(
         elif part == LOGIN:
             parts.append((part, login))
         elif part not in values or values[part] == "":
-            if part not in formula.optional:
+            if strict and part not in formula.optional:
                 raise KeyError(part)
             parts.append((part, ""))
         elif part == "amount":
-            parts.append((part, str(to_minor_units(values["amount"], values.get("currency", "")))))
+            parts.append((part, _minor_units_part(values["amount"], values.get("currency", ""), strict)))
         else:
             parts.append((part, values[part]))
     return parts
+
+
+def _minor_units_part(amount: str, currency: str, strict: bool) -> str:
+    try:
+        return str(to_minor_units(amount, currency))
+    except MoneyError:
+        if strict:
+            raise
+        return amount
 
 
 def control_for(
@@ -142,8 +153,10 @@ def signature_base_string(http_method: str, url: str, body: Pairs, oauth: OAuthP
 
 
 def sign_hmac_sha1(base_string: str, control_key: str) -> str:
-    """HMAC-SHA1 with key ``control_key&`` (empty token secret), Base64."""
-    return str(rfc5849.sign_hmac_sha1(base_string, control_key, ""))
+    """HMAC-SHA1 with key ``control_key&`` (empty token secret), Base64 (spec 5.2 rule 4, RFC 5849 3.4.2)."""
+    key = f"{_encode(control_key)}&"  # the RFC encodes the secret; a control key is unreserved characters
+    digest = hmac.new(key.encode("utf-8"), base_string.encode("utf-8"), hashlib.sha1).digest()
+    return base64.b64encode(digest).decode("ascii")
 
 
 def verify_hmac_sha1(base_string: str, signature: str, control_key: str) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from urllib.parse import parse_qsl, quote, urlencode
 
 MEDIA_TYPE = "application/vnd.pay+json"
@@ -46,7 +47,7 @@ def decode_response(body: str | bytes) -> dict[str, str]:
 
 def _decode_json(text: str) -> dict[str, str]:
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_float=Decimal)  # 10.10 stays "10.10", never through float
     except json.JSONDecodeError as exc:
         raise DecodeError(f"invalid JSON: {exc}") from None
     if not isinstance(data, dict):
@@ -60,7 +61,7 @@ def _scalar(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (dict, list)):
-        return json.dumps(value)
+        return json.dumps(value, default=str)
     return str(value).strip()
 
 

@@ -1,1 +1,84 @@
-"""Test data: the outcome table (which data gives which result) and faker-based payers and orders."""
+"""Test data: the outcome table (which data gives which result) and faker-based payers and orders.
+
+fields = sale_fields("insufficient-funds", server_callback_url=receiver.callback_url)
+ack = client.sale(fields)
+"""
+
+from toolkit.testdata.cards import Card, card_for, luhn_check_digit, random_card_number, three_ds_v1_card
+from toolkit.testdata.orders import (
+    FORM_OPERATIONS,
+    OrderFields,
+    build_fields,
+    form_fields,
+    payout_fields,
+    preauth_fields,
+    rebill_fields,
+    recurring_fields,
+    sale_fields,
+    verification_fields,
+)
+from toolkit.testdata.outcomes import (
+    AMOUNT_APPROVED,
+    AMOUNT_RULES,
+    CARD_OUTCOMES,
+    CHALLENGE_FAILED,
+    CHALLENGE_PASSWORD,
+    EXAMPLE_CARDS,
+    GENERIC_DECLINE,
+    THREE_DS_V1_AMOUNTS,
+    THREE_DS_V1_CARDS,
+    AmountOutcome,
+    CardOutcome,
+    ThreeDSv1Result,
+    amount_for,
+    amount_for_currency,
+    card_outcome,
+    decline_outcomes,
+    is_three_ds_v1_card,
+    outcome_for_amount,
+    outcome_for_cvv,
+    three_ds_v1_result,
+)
+from toolkit.testdata.payers import OrderIds, Payer, new_client_orderid, new_payer
+
+__all__ = [
+    "AMOUNT_APPROVED",
+    "AMOUNT_RULES",
+    "CARD_OUTCOMES",
+    "CHALLENGE_FAILED",
+    "CHALLENGE_PASSWORD",
+    "EXAMPLE_CARDS",
+    "FORM_OPERATIONS",
+    "GENERIC_DECLINE",
+    "THREE_DS_V1_AMOUNTS",
+    "THREE_DS_V1_CARDS",
+    "AmountOutcome",
+    "Card",
+    "CardOutcome",
+    "OrderFields",
+    "OrderIds",
+    "Payer",
+    "ThreeDSv1Result",
+    "amount_for",
+    "amount_for_currency",
+    "build_fields",
+    "card_for",
+    "card_outcome",
+    "decline_outcomes",
+    "form_fields",
+    "is_three_ds_v1_card",
+    "luhn_check_digit",
+    "new_client_orderid",
+    "new_payer",
+    "outcome_for_amount",
+    "outcome_for_cvv",
+    "payout_fields",
+    "preauth_fields",
+    "random_card_number",
+    "rebill_fields",
+    "recurring_fields",
+    "sale_fields",
+    "three_ds_v1_card",
+    "three_ds_v1_result",
+    "verification_fields",
+]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from toolkit.models import Status
-from toolkit.money import to_minor_units
+from toolkit.money import from_minor_units, to_minor_units
 
 CHALLENGE_PASSWORD = "hint"  # the 3-D Secure challenge password that approves
 METHOD_TIMEOUT_SECONDS = 10  # spec section 8: threeDSCompInd N when not completed within 10 s
@@ -153,3 +153,12 @@ def three_ds_v1_result(amount: Decimal | str) -> ThreeDSv1Result:
 
 # Luhn-valid cards seen in public examples (behaviour section 6).
 EXAMPLE_CARDS = ("4538977399606732", "4444555566661111")
+
+
+def amount_for_currency(outcome: str, currency: str) -> Decimal:
+    """``amount_for`` in any currency: 1000 minor units plus the rule's two-digit ending.
+
+    ``insufficient-funds``: 10.13 EUR, 1013 JPY, 1.013 KWD; ``approved``: 10.42 EUR, 1042 JPY.
+    """
+    ending = int(amount_for(outcome).scaleb(2)) % 100
+    return from_minor_units(1000 + ending, currency)

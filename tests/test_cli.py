@@ -1,0 +1,423 @@
+"""The gatekit command line, in-process against the recording server, and once as the installed script."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from independent import base_string, hmac_sha1, sha1_hex
+from recording_server import RecordingServer, Reply
+from vector_files import VECTORS, load_vectors
+
+from toolkit import cli, demo
+from toolkit.keys import load_public_key
+from toolkit.masking import mask_base_string
+from toolkit.operations import OPERATIONS
+
+pytestmark = pytest.mark.usefixtures("clean_env")
+
+PAN, CVV = "4444555566661111", "123"
+SALE_ARGS = [
+    "client_orderid=inv-1",
+    "order_desc=Test order",
+    "amount=10.42",
+    "currency=EUR",
+    "email=john.smith@example.com",
+    "ipaddress=203.0.113.7",
+    f"credit_card_number={PAN}",
+    "card_printed_name=JOHN SMITH",
+    "expire_month=12",
+    "expire_year=2099",
+    f"cvv2={CVV}",
+]
+ACK = {"type": "async-response", "serial-number": "s-1", "paynet-order-id": 8056020, "merchant-order-id": "inv-1"}
+VECTOR_MERCHANT = [
+    "--base-url",
+    "https://sandbox.gateway.example/paynet",
+    "--endpoint-id",
+    "51494",
+    "--login",
+    "merchant-login",
+    "--control-key",
+    "B17F59B4-A7DC-41B4-8FF9-37D986B43D20",
+]
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- gatekit operations --------------------------------------------------------------------------
+
+
+def test_operations_json_is_the_catalogue(capsys):
+    code, out, _ = run(capsys, "operations", "--json")
+    listed = json.loads(out)
+    assert code == 0
+    assert [op["name"] for op in listed] == list(OPERATIONS)
+    sale = listed[0]
+    assert (sale["path"], sale["code"], sale["auth"], sale["group_path"]) == (
+        "/api/v2/sale/{endpointId}",
+        "SALE",
+        "control",
+        "/api/v2/sale/group/{endpointGroupId}",
+    )
+    assert (
+        sale["control"] == "SHA-1(endpointId + client_orderid + amount_in_minor_units + email + merchant_control_key)"
+    )
+    assert sale["required"] == list(OPERATIONS["sale"].required)
+    payout_pay = next(op for op in listed if op["name"] == "payout_pay")
+    assert payout_pay["control"] is None and any("assumed" in note for note in payout_pay["assumed"])
+
+
+def test_operations_text_names_every_path_and_assumption(capsys):
+    code, out, _ = run(capsys, "operations")
+    assert code == 0
+    for op in OPERATIONS.values():
+        assert f"{op.name}  POST {op.path}" in out
+        assert all(note in out for note in op.assumed)
+
+
+# --- gatekit call --------------------------------------------------------------------------------
+
+
+def test_call_prints_the_decoded_response_and_signs_with_the_flags(capsys, server):
+    server.reply(ACK)
+    code, out, err = run(
+        capsys,
+        "call",
+        "status",
+        "client_orderid=inv-1",
+        "orderid=8056020",
+        "--base-url",
+        server.base_url,
+        "--endpoint-id",
+        "7",
+        "--login",
+        "cli-login",
+        "--control-key",
+        "cli-key",
+    )
+    assert (code, err) == (0, "")
+    assert json.loads(out) == {**ACK, "paynet-order-id": "8056020"}
+    assert server.last.path == "/paynet/api/v2/status/7"
+    assert server.last.fields["control"] == sha1_hex("cli-logininv-18056020cli-key")
+
+
+def test_call_reads_the_environment_and_the_flags_win(capsys, server, monkeypatch):
+    server.reply(ACK)
+    monkeypatch.setenv("GATEWAY_BASE_URL", server.base_url)
+    monkeypatch.setenv("GATEWAY_ENDPOINT_ID", "51494")
+    monkeypatch.setenv("GATEWAY_CONTROL_KEY", "env-key")
+    assert run(capsys, "call", "status", "client_orderid=inv-1")[0] == 0
+    assert server.last.path == "/paynet/api/v2/status/51494"
+    assert server.last.fields["control"] == sha1_hex(f"{demo.LOGIN}inv-1env-key")
+    assert run(capsys, "call", "status", "client_orderid=inv-1", "--endpoint-id", "8")[0] == 0
+    assert server.last.path == "/paynet/api/v2/status/8"
+
+
+def test_call_by_code_or_path_segment_and_by_group(capsys, server):
+    server.reply(ACK)
+    code, _, _ = run(capsys, "call", "SALE", *SALE_ARGS, "--base-url", server.base_url, "--use-group")
+    assert code == 0
+    assert server.last.path == f"/paynet/api/v2/sale/group/{demo.ENDPOINT_GROUP_ID}"
+    assert server.last.fields["control"] == sha1_hex(
+        f"{demo.ENDPOINT_GROUP_ID}inv-11042john.smith@example.com{demo.CONTROL_KEY}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["call", "sale", "client_orderid=inv-1"], "sale: request refused before sending: order_desc: is required"),
+        (["call", "sale", *SALE_ARGS[:-1], "cvv2=12"], "cvv2: must be 3 or 4 digits"),
+        (["call", "sale", *SALE_ARGS[:2], "amount=10.005", *SALE_ARGS[3:]], "amount 10.005 has more decimals than EUR"),
+        (["call", "refund", "a=1"], "unknown operation 'refund'; known operations: sale"),
+        (["call", "status", "client_orderid"], "'client_orderid': request fields are written name=value"),
+        (["call", "status", "client_orderid=a", "client_orderid=b"], "field client_orderid is given twice"),
+        (["call", "status", "client_orderid=a", "--profile", "prod"], "unknown profile 'prod'"),
+        (["call", "capture", "client_orderid=a", "orderid=1", "--use-group"], "capture has no group address"),
+        (
+            [
+                "call",
+                "payout_check",
+                "client_orderid=a",
+                "amount=1",
+                "currency=EUR",
+                "ewallet_id=w",
+                "--private-key-file",
+                "/nonexistent.pem",
+            ],
+            "cannot read key file /nonexistent.pem",
+        ),
+    ],
+    ids=[
+        "missing field",
+        "bad cvv",
+        "EUR 10.005",
+        "unknown operation",
+        "not name=value",
+        "twice",
+        "unknown profile",
+        "group not possible",
+        "missing key file",
+    ],
+)
+def test_refused_before_sending_exits_2(capsys, server, argv, message):
+    code, out, err = run(capsys, *argv, "--base-url", server.base_url)
+    assert (code, out) == (2, "")
+    assert message in err and err.startswith("gatekit call: ")
+    assert server.requests == []
+
+
+def test_usage_errors_from_argparse_exit_2(capsys):
+    assert run(capsys, "call")[0] == 2
+    assert run(capsys, "nonsense")[0] == 2
+    code, out, _ = run(capsys, "--help")
+    assert code == 0 and "call" in out and "operations" in out
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        (
+            Reply({"type": "validation-error", "serial-number": "s-9", "error-message": "Invalid control"}, 400),
+            "sale: Invalid control [serial-number s-9]",
+        ),
+        (
+            Reply({"type": "validation-error", "error-message": "oauth_signature invalid"}, 401),
+            "oauth_signature invalid",
+        ),
+        (Reply({"type": "error", "error-message": "Internal error"}, 500), "sale: Internal error"),
+        (Reply("type=validation-error\n&serial-number=s-8\n&error-message=amount+too+large\n"), "amount too large"),
+    ],
+    ids=["400", "401", "500", "legacy validation error"],
+)
+def test_gateway_refusal_exits_3_with_the_body_on_stdout(capsys, server, reply, message):
+    server.reply(reply)
+    code, out, err = run(capsys, "call", "sale", *SALE_ARGS, "--base-url", server.base_url)
+    assert code == 3
+    assert message in err
+    assert json.loads(out)["type"] in ("validation-error", "error")
+
+
+def test_no_validate_sends_what_the_client_would_refuse(capsys, server):
+    server.reply(Reply({"type": "validation-error", "error-message": "email is required"}, 400))
+    args = [arg for arg in SALE_ARGS if not arg.startswith("email=")]
+    code, _, err = run(capsys, "call", "sale", *args, "--no-validate", "--base-url", server.base_url)
+    assert code == 3 and "email is required" in err
+    assert "email" not in server.last.fields
+    assert server.last.fields["control"] == sha1_hex(f"1001inv-11042{demo.CONTROL_KEY}")
+
+
+def test_transport_and_protocol_failures_exit_4(capsys, server):
+    with RecordingServer() as gone:
+        closed = gone.base_url
+    code, _, err = run(capsys, "call", "status", "client_orderid=inv-1", "--base-url", closed)
+    assert code == 4 and "no answer from" in err
+    server.reply(Reply("<html>502 Bad Gateway</html>", 502, "text/html"))
+    code, _, err = run(capsys, "call", "status", "client_orderid=inv-1", "--base-url", server.base_url)
+    assert code == 4 and "HTTP 502 text/html: not JSON" in err
+
+
+def test_call_output_never_shows_secrets_or_card_data(capsys, server):
+    echo = {
+        "type": "validation-error",
+        "error-message": f"card {PAN} with cvv2={CVV} refused",
+        "cvv2": CVV,
+        "card-number": PAN,
+    }
+    server.reply(Reply(echo, 400))
+    code, out, err = run(
+        capsys,
+        "call",
+        "sale",
+        *SALE_ARGS,
+        "--base-url",
+        server.base_url,
+        "--control-key",
+        "S3CR3T-CONTROL-KEY",
+        "--private-key-passphrase",
+        "my pass phrase",
+    )
+    assert code == 3
+    for secret in (PAN, f"cvv2={CVV}", f'"cvv2": "{CVV}"', "S3CR3T-CONTROL-KEY", "my pass phrase"):
+        assert secret not in out + err, secret
+    assert "444455******1111" in out
+
+
+# --- gatekit sign ----------------------------------------------------------------------------------
+
+
+def test_sign_control_shows_formula_parts_and_control_of_the_doc_example(capsys):
+    vector = load_vectors("control.json")["vectors"][0]  # the public documentation's worked sale example
+    fields = [
+        "client_orderid=902B4FF5",
+        "amount=10.42",
+        "currency=EUR",
+        "email=john.smith@gmail.com",
+        *SALE_ARGS[1:2],
+        *SALE_ARGS[5:],
+    ]
+    code, out, _ = run(capsys, "sign", "sale", *fields, *VECTOR_MERCHANT, "--endpoint-id", "1111")
+    assert code == 0
+    assert "SHA-1(endpointId + client_orderid + amount_in_minor_units + email + merchant_control_key)" in out
+    for name, value in [
+        ("endpointId", "1111"),
+        ("client_orderid", "902B4FF5"),
+        ("amount", "1042"),
+        ("email", "john.smith@gmail.com"),
+        ("merchant_control_key", "<merchant_control_key>"),
+    ]:
+        assert any(line.split() == [name, value] for line in out.splitlines()), name
+    assert f"control        {vector['sha1_hex']}" in out
+    assert "1111902B4FF51042john.smith@gmail.com<merchant_control_key>" in out
+    assert "B17F59B4" not in out and PAN not in out and f"cvv2={CVV}" not in out
+
+
+def test_sign_json_for_a_control_operation(capsys):
+    code, out, _ = run(capsys, "sign", "status", "client_orderid=inv-794772", *VECTOR_MERCHANT, "--json")
+    report = json.loads(out)
+    assert code == 0
+    assert report["control"] == "a1a96bcf1225a1e0aa456339bd6ba50b3163f9d8"  # vector: status by client_orderid only
+    assert [part["name"] for part in report["parts"]] == ["login", "client_orderid", "orderid", "merchant_control_key"]
+    assert report["request"] == "POST https://sandbox.gateway.example/paynet/api/v2/status/51494"
+
+
+@pytest.mark.parametrize(
+    "vector", load_vectors("oauth.json")["vectors"], ids=[v["case"] for v in load_vectors("oauth.json")["vectors"]]
+)
+def test_sign_reproduces_every_oauth_vector(capsys, vector):
+    oauth = vector["oauth"]
+    op = next(o.name for o in OPERATIONS.values() if vector["url"].endswith(o.path.format(endpointId="51494")))
+    key = ["--private-key-file", str(VECTORS / vector["private_key_file"])] if "private_key_file" in vector else []
+    fields = [f"{name}={value}" for name, value in vector["body"].items()]
+    code, out, _ = run(
+        capsys,
+        "sign",
+        op,
+        *fields,
+        *VECTOR_MERCHANT,
+        *key,
+        "--no-validate",
+        "--timestamp",
+        oauth["oauth_timestamp"],
+        "--nonce",
+        oauth["oauth_nonce"],
+        "--json",
+    )
+    report = json.loads(out)
+    assert code == 0
+    assert report["signature"] == vector["signature"]
+    assert report["base_string"] == mask_base_string(vector["base_string"])
+    assert report["oauth"] == {name: oauth[name] for name in sorted(oauth)}
+    assert PAN not in out and "B17F59B4" not in out
+
+
+def test_sign_text_for_hmac_matches_an_independent_computation(capsys, server):
+    fields = ["client_orderid=p-1", "amount=10.42", "currency=EUR", "account_number=DE89370400440532013000"]
+    argv = ["sign", "payout", *fields, "--base-url", server.base_url, "--timestamp", "1700000000", "--nonce", "n-1"]
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and run(capsys, *argv)[1] == out  # reproducible
+    oauth = [
+        ("oauth_consumer_key", demo.LOGIN),
+        ("oauth_nonce", "n-1"),
+        ("oauth_signature_method", "HMAC-SHA1"),
+        ("oauth_timestamp", "1700000000"),
+        ("oauth_version", "1.0"),
+    ]
+    pairs = [tuple(field.split("=", 1)) for field in fields]
+    base = base_string("POST", f"{server.base_url}/api/v2/payout/1001", [*pairs, *oauth])
+    assert f"base string    {base}" in out
+    assert f"signature      {hmac_sha1(base, demo.CONTROL_KEY)}" in out
+    assert "Authorization  OAuth oauth_consumer_key=" in out
+    assert "key            <merchant_control_key>&" in out
+    assert server.requests == []  # sign never sends
+
+
+# --- gatekit keys ----------------------------------------------------------------------------------
+
+
+def test_keys_generate_writes_three_files_and_check_reads_them(capsys, tmp_path):
+    out_dir = tmp_path / "keys"
+    code, out, _ = run(capsys, "keys", "generate", "--bits", "2048", "--out", str(out_dir))
+    assert code == 0
+    assert sorted(p.name for p in out_dir.iterdir()) == ["private-pkcs1.pem", "private-pkcs8.pem", "public.pem"]
+    fingerprint = out.split("SHA-256 fingerprint: ")[1].strip()
+    public = load_public_key(out_dir / "public.pem")
+    der = public.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    assert fingerprint.replace(":", "") == hashlib.sha256(der).hexdigest()
+    for name, kind in [("private-pkcs1.pem", "PKCS#1"), ("private-pkcs8.pem", "PKCS#8"), ("public.pem", "public")]:
+        code, out, _ = run(capsys, "keys", "check", str(out_dir / name))
+        assert code == 0 and kind in out and "2048 bits" in out and fingerprint in out, name
+    code, _, err = run(capsys, "keys", "generate", "--bits", "2048", "--out", str(out_dir))
+    assert code == 2 and "already holds private-pkcs1.pem, private-pkcs8.pem, public.pem; use --force" in err
+
+
+def test_keys_generate_refuses_under_2048_bits_before_writing(capsys, tmp_path):
+    code, out, err = run(capsys, "keys", "generate", "--bits", "1024", "--out", str(tmp_path / "weak"))
+    assert (code, out) == (2, "")
+    assert "--bits 1024 refused: the gateway requires at least 2048 bits" in err
+    assert not (tmp_path / "weak").exists()
+
+
+def test_keys_with_a_passphrase_from_the_environment(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("KEY_PASS", "correct horse")
+    code, out, _ = run(
+        capsys, "keys", "generate", "--bits", "2048", "--out", str(tmp_path), "--passphrase-env", "KEY_PASS"
+    )
+    assert code == 0 and "private keys encrypted" in out and "correct horse" not in out
+    assert b"ENCRYPTED" in (tmp_path / "private-pkcs8.pem").read_bytes()
+    private = str(tmp_path / "private-pkcs8.pem")
+    code, out, _ = run(capsys, "keys", "check", private, "--passphrase-env", "KEY_PASS")
+    assert code == 0 and "PKCS#8, encrypted" in out
+    monkeypatch.setenv("KEY_PASS", "battery staple")
+    code, _, err = run(capsys, "keys", "check", private, "--passphrase-env", "KEY_PASS")
+    assert code == 2 and "passphrase is wrong" in err and "battery staple" not in err
+    code, _, err = run(capsys, "keys", "check", private, "--passphrase-env", "UNSET_VARIABLE")
+    assert code == 2 and "UNSET_VARIABLE is not set" in err
+
+
+def test_keys_check_of_the_vector_public_key(capsys):
+    code, out, _ = run(capsys, "keys", "check", str(VECTORS / "rsa-test-public.pem"))
+    assert code == 0 and "RSA public key (SubjectPublicKeyInfo), 2048 bits" in out
+    code, _, err = run(capsys, "keys", "check", str(VECTORS / "control.json"))
+    assert code == 2 and "not a PEM key" in err
+
+
+# --- the installed console script ------------------------------------------------------------------
+
+
+def gatekit_script() -> str:
+    beside = Path(sys.executable).parent / "gatekit"
+    found = str(beside) if beside.exists() else shutil.which("gatekit")
+    assert found, "the gatekit console script is not installed (make install)"
+    return found
+
+
+def test_installed_console_script_calls_the_gateway(server):
+    server.reply(ACK)
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("GATEWAY_", "GATEKIT_"))}
+    argv = [gatekit_script(), "call", "status", "client_orderid=inv-1", "--base-url", server.base_url]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout)["paynet-order-id"] == "8056020"
+    assert server.last.path == "/paynet/api/v2/status/1001"
+    refused = subprocess.run(
+        [gatekit_script(), "call", "status", "--base-url", server.base_url],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert refused.returncode == 2 and "client_orderid: is required by status" in refused.stderr

@@ -1,0 +1,109 @@
+"""Exchange records: what observers, logs and reports receive; masked at birth."""
+
+from __future__ import annotations
+
+import pytest
+from recording_server import RecordingServer, Reply
+
+from toolkit import demo
+from toolkit.client import GatewayClient
+from toolkit.errors import TransportError, ValidationError
+from toolkit.exchange import Exchange
+
+PAN, DESTINATION, CVV = "4444555566661111", "4444000011118888", "123"
+PAYOUT = {
+    "client_orderid": "p-1",
+    "amount": "10.42",
+    "currency": "EUR",
+    "credit_card_number": PAN,
+    "destination-card-no": DESTINATION,
+    "cvv2": CVV,
+    "expire_month": "12",
+    "expire_year": "2099",
+}
+SALE = {
+    "client_orderid": "inv-1",
+    "order_desc": "Test order",
+    "amount": "10.42",
+    "currency": "EUR",
+    "email": "john.smith@example.com",
+    "ipaddress": "203.0.113.7",
+    "credit_card_number": PAN,
+    "card_printed_name": "JOHN SMITH",
+    "expire_month": "12",
+    "expire_year": "2099",
+    "cvv2": CVV,
+}
+
+
+@pytest.fixture
+def recorded(config):
+    exchanges: list[Exchange] = []
+    with GatewayClient(config, observers=[exchanges.append]) as gateway:
+        yield gateway, exchanges
+
+
+def everything_in(exchange: Exchange) -> str:
+    return repr(exchange) + exchange.as_curl() + str(exchange.signature)
+
+
+@pytest.mark.parametrize(
+    ("operation", "fields", "reply"),
+    [
+        ("payout", PAYOUT, {"type": "async-response", "paynet-order-id": "1"}),
+        ("transfer", PAYOUT, {"type": "async-response", "paynet-order-id": "1"}),
+        ("sale", SALE, {"type": "validation-error", "error-message": f"card {PAN} refused"}),
+    ],
+    ids=["HMAC-SHA1 payout", "RSA-SHA256 transfer", "control sale, card echoed in the answer"],
+)
+def test_records_carry_no_card_data_and_no_secret(server, recorded, operation, fields, reply):
+    gateway, exchanges = recorded
+    refused = reply["type"] == "validation-error"
+    server.reply(Reply(reply, 400 if refused else 200))
+    if refused:
+        with pytest.raises(ValidationError) as raised:
+            gateway.call(operation, fields)
+        assert PAN not in str(raised.value)
+    else:
+        gateway.call(operation, fields)
+    [exchange] = exchanges
+    shown = everything_in(exchange)
+    for secret in (PAN, DESTINATION, f"cvv2={CVV}", f"cvv2%3D{CVV}", f"cvv2%253D{CVV}", demo.CONTROL_KEY):
+        assert secret not in shown, secret
+    assert dict(exchange.request_fields)["credit_card_number"] == "444455******1111"
+    assert dict(exchange.request_fields)["cvv2"] == "***"
+
+
+def test_a_record_keeps_what_is_needed_to_debug(server, recorded):
+    gateway, exchanges = recorded
+    server.reply({"type": "async-response", "paynet-order-id": "1"})
+    gateway.payout(PAYOUT)
+    [exchange] = exchanges
+    assert (exchange.operation, exchange.method, exchange.status_code) == ("payout", "POST", 200)
+    assert exchange.url == f"{server.base_url}/api/v2/payout/1001"
+    assert exchange.request_headers["Authorization"].startswith("OAuth ")
+    assert exchange.signature is not None and exchange.signature.scheme == "HMAC-SHA1"
+    assert "credit_card_number%3D444455******1111" in exchange.signature.base_string
+    assert exchange.elapsed > 0 and exchange.error is None
+    assert '"paynet-order-id": "1"' in exchange.response_body
+
+
+def test_curl_uses_placeholders_for_card_data_and_signatures(server, recorded):
+    gateway, exchanges = recorded
+    server.reply({"type": "async-response"})
+    gateway.sale(SALE)
+    curl = exchanges[0].as_curl()
+    assert curl.startswith(f"curl -sS -X POST {server.base_url}/api/v2/sale/1001")
+    assert "credit_card_number=$CARD_NUMBER" in curl and "cvv2=$CVV2" in curl and "control=$CONTROL" in curl
+    assert "'Accept: application/vnd.pay+json'" in curl
+
+
+def test_a_transport_failure_is_recorded_too(config):
+    with RecordingServer() as gone:
+        url = gone.base_url
+    exchanges: list[Exchange] = []
+    gateway = GatewayClient(config.with_overrides(base_url=url), observers=[exchanges.append])
+    with gateway, pytest.raises(TransportError):
+        gateway.status(client_orderid="inv-1")
+    [exchange] = exchanges
+    assert exchange.status_code is None and exchange.error

@@ -1,0 +1,82 @@
+"""``gatekit``: the command line.  Each subcommand is a module of ``toolkit.commands``.
+
+To add one, write ``toolkit/commands/NAME.py`` with ``register(subparsers)`` (which sets a
+``handler`` default: ``handler(args) -> int``) and append ``"NAME"`` to ``COMMANDS``.
+
+Exit status: 0 done; 2 usage, configuration, key or request refused before sending;
+3 the gateway said no (ApiError); 4 no answer or not a gateway answer; 1 any other gateway error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from toolkit._version import __version__
+from toolkit.commands.common import Handler, UsageError
+from toolkit.config import ConfigError
+from toolkit.errors import ApiError, GatewayError, InvalidRequestError, ProtocolError, TransportError
+from toolkit.keys import KeyProblem
+from toolkit.masking import mask_text
+
+COMMANDS = ["call", "sign", "keys", "operations", "listen", "certify"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_REFUSED = 3
+EXIT_TRANSPORT = 4
+
+_EXIT_CODES: tuple[tuple[type[Exception], int], ...] = (
+    (UsageError, EXIT_USAGE),
+    (ConfigError, EXIT_USAGE),
+    (KeyProblem, EXIT_USAGE),
+    (InvalidRequestError, EXIT_USAGE),
+    (ApiError, EXIT_REFUSED),
+    (TransportError, EXIT_TRANSPORT),
+    (ProtocolError, EXIT_TRANSPORT),
+    (GatewayError, EXIT_FAILED),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gatekit", description="Integration-testing toolkit for the card-processing gateway."
+    )
+    parser.add_argument("--version", action="version", version=f"gatekit {__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"toolkit.commands.{name}").register(subparsers)
+    return parser
+
+
+def exit_code(error: Exception) -> int | None:
+    """The exit status an error stands for; None for an error that is a bug (it propagates)."""
+    return next((code for cls, code in _EXIT_CODES if isinstance(error, cls)), None)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error already printed by argparse
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except BrokenPipeError:  # the reader went away (``gatekit operations | head``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILED
+    except Exception as error:
+        code = exit_code(error)
+        if code is None:
+            raise
+        print(f"gatekit {args.command}: {mask_text(str(error))}", file=sys.stderr)
+        return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""``gatekit listen``: run the callback receiver and print every arrival as one JSON line.
+
+    gatekit listen --port 8765 [--host 127.0.0.1] [--control-key KEY]
+
+The control key defaults to the environment (GATEWAY_CONTROL_KEY); without one, ``control`` is
+not checked and ``control_ok`` is null.  The first line names the addresses to give the gateway
+(``server_callback_url``, behaviour section 4; ``redirect_url``, section 5); card data in every
+line is masked.  Ctrl-C or SIGTERM stops it cleanly (exit status 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any, TextIO
+
+from toolkit.callbacks import CallbackReceiver, Received
+from toolkit.commands.common import Subparsers
+from toolkit.config import ENV_VARS
+
+NAME = "listen"
+
+
+def register(subparsers: Subparsers) -> argparse.ArgumentParser:
+    """Add ``listen`` to the CLI (``toolkit.cli`` calls this for every module of COMMANDS)."""
+    parser = subparsers.add_parser(
+        NAME,
+        help="receive server callbacks and payer redirects; print each as a JSON line",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (default: any free port)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    parser.add_argument(
+        "--control-key",
+        default=None,
+        help=f"merchant control key to verify 'control' (default: ${ENV_VARS['control_key']}; none: not verified)",
+    )
+    parser.set_defaults(handler=run, func=run)  # toolkit.cli calls ``handler``; ``func`` as first agreed
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Listen until Ctrl-C or SIGTERM; 0 after a clean stop, 2 when the address cannot be bound."""
+    control_key = args.control_key or os.environ.get(ENV_VARS["control_key"]) or None
+    receiver = CallbackReceiver(control_key, host=args.host, port=args.port)
+    stop = threading.Event()
+    with _stop_on_signals(stop):
+        return listen(receiver, stop, out=sys.stdout)
+
+
+def listen(receiver: CallbackReceiver, stop: threading.Event, *, out: TextIO) -> int:
+    """Start ``receiver`` (not yet started), print its addresses, then one line per arrival until ``stop``."""
+    printer = JsonLines(out)
+    receiver.observers.append(printer.arrival)
+    try:
+        receiver.start()
+    except OSError as exc:
+        print(f"gatekit listen: cannot listen on {receiver.host}:{receiver.port}: {exc}", file=sys.stderr)
+        return 2
+    base_url = receiver.base_url
+    try:
+        printer.line(_addresses(receiver))
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        receiver.stop()
+    printer.line({"stopped": base_url, "received": len(receiver.received)})
+    return 0
+
+
+def _addresses(receiver: CallbackReceiver) -> dict[str, Any]:
+    return {
+        "listening": receiver.base_url,
+        "callback_url": receiver.callback_url,
+        "redirect_url": receiver.redirect_url,
+        "control_verified": receiver.verifies_control,
+    }
+
+
+class JsonLines:
+    """Writes whole JSON lines from any thread, flushed at once (for pipes and ``tail -f``)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._lock = threading.Lock()
+
+    def line(self, data: dict[str, Any]) -> None:
+        text = json.dumps(data, ensure_ascii=False)
+        with self._lock:
+            self._out.write(text + "\n")
+            self._out.flush()
+
+    def arrival(self, record: Received) -> None:
+        """An observer of the receiver: the masked record as one line."""
+        self.line(record.to_dict())
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    """Ctrl-C and SIGTERM set ``stop`` (even where SIGINT was ignored); only the main thread can do this."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {signum: signal.signal(signum, handler) for signum in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, before in previous.items():
+            signal.signal(signum, before)

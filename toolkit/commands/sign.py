@@ -1,0 +1,137 @@
+"""``gatekit sign OPERATION field=value ...``: show what would be signed, without sending.
+
+Control operations: the formula, each part with its value, the concatenation and the control.
+OAuth operations: the signature base string, the signature and the Authorization header.
+``--timestamp`` and ``--nonce`` make the output reproducible, so that a person can compare it
+with what the gateway expects.  Card data is masked and the control key is never shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+from toolkit.auth import SignatureTrace
+from toolkit.client import GatewayClient, PreparedCall
+from toolkit.commands.common import (
+    Subparsers,
+    add_gateway_options,
+    add_request_arguments,
+    find_operation,
+    load_profile,
+    masked,
+    parse_fields,
+    print_json,
+)
+from toolkit.config import GatewayConfig
+from toolkit.keys import fingerprint
+from toolkit.operations import AuthScheme
+from toolkit.signing import new_nonce, parse_authorization_header
+from toolkit.wire import decode_form
+
+KEY_PLACEHOLDER = "<merchant_control_key>"
+# The text output: the report's keys in this order; labels differ from keys only here.
+_ORDER = (
+    "request",
+    "scheme",
+    "formula",
+    "input",
+    "control",
+    "key",
+    "oauth",
+    "base_string",
+    "signature",
+    "authorization",
+    "body",
+)
+_LABELS = {"base_string": "base string", "authorization": "Authorization"}
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "sign",
+        help="show the control or the OAuth signature of a request, without sending it",
+        description="Build and sign OPERATION as `gatekit call` would, and print what was signed.",
+    )
+    add_request_arguments(parser)
+    add_gateway_options(parser)
+    parser.add_argument("--nonce", help="oauth_nonce to use (default: random)")
+    parser.add_argument("--timestamp", type=int, help="oauth_timestamp to use, in seconds (default: now)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    operation = find_operation(args.operation)
+    config = load_profile(args)
+    clock: Callable[[], float] = time.time if args.timestamp is None else lambda: float(args.timestamp)
+    nonce: Callable[[], str] = new_nonce if args.nonce is None else lambda: str(args.nonce)
+    with GatewayClient(config, clock=clock, nonce=nonce, validate=not args.no_validate) as client:
+        call = client.prepare(operation, parse_fields(args.fields), use_group=args.use_group)
+    report = describe(call, config)
+    if args.json:
+        print_json(report)
+    else:
+        print(render(report))
+    return 0
+
+
+def describe(call: PreparedCall, config: GatewayConfig) -> dict[str, Any]:
+    """What was signed, as plain data: card data masked, the control key as a placeholder."""
+    op, trace = call.operation, call.trace.masked() if call.trace else None
+    report: dict[str, Any] = {
+        "operation": op.name,
+        "code": op.code,
+        "request": f"{call.request.method} {call.request.url}",
+        "scheme": op.auth.value,
+    }
+    if trace is not None:
+        report |= _control_report(trace) if op.auth is AuthScheme.CONTROL else _oauth_report(trace, op.auth, config)
+    body = call.request.body or ""
+    report["body"] = masked(dict(decode_form(body if isinstance(body, (str, bytes)) else b"")))
+    return report
+
+
+def _control_report(trace: SignatureTrace) -> dict[str, Any]:
+    parts = [*trace.parts, ("merchant_control_key", KEY_PLACEHOLDER)]
+    return {
+        "formula": trace.formula,
+        "parts": [{"name": name, "value": value} for name, value in parts],
+        "input": "".join(value for _, value in parts),
+        "control": trace.control,
+    }
+
+
+def _oauth_report(trace: SignatureTrace, scheme: AuthScheme, config: GatewayConfig) -> dict[str, Any]:
+    header = parse_authorization_header(trace.header)
+    return {
+        "key": _signing_key(scheme, config),
+        "oauth": {name: value for name, value in header.items() if name != "oauth_signature"},
+        "base_string": trace.base_string,
+        "signature": trace.signature,
+        "authorization": trace.header,
+    }
+
+
+def _signing_key(scheme: AuthScheme, config: GatewayConfig) -> str:
+    if scheme is AuthScheme.OAUTH_HMAC_SHA1:
+        return f"{KEY_PLACEHOLDER}& (HMAC-SHA1 key: control key, '&', empty token secret)"
+    key = config.private_key
+    return f"RSA private key, {key.key_size} bits, public key SHA-256 {fingerprint(key)}"
+
+
+def render(report: dict[str, Any]) -> str:
+    """The report as aligned ``label  value`` lines; the formula parts indented under it."""
+    width = max(len(_LABELS.get(name, name)) for name in _ORDER) + 2
+    lines = [f"{report['operation']} ({report['code'] or 'code not shown'})"]
+    for name in (name for name in _ORDER if name in report):
+        value = report[name]
+        if isinstance(value, dict):
+            value = "&".join(f"{k}={v}" for k, v in value.items())
+        lines.append(f"{_LABELS.get(name, name):<{width}}{value}")
+        if name == "formula":
+            part_width = max(len(part["name"]) for part in report["parts"]) + 2
+            lines += [f"  {part['name']:<{part_width}}{part['value']}" for part in report["parts"]]
+    return "\n".join(lines)

@@ -1,0 +1,191 @@
+"""Request fields for the client, one builder per kind of order, checked against the catalogue.
+
+Every builder returns a plain ``dict[str, str | Decimal]`` with wire names, holding only fields
+that ``toolkit.operations`` lists for the operation, with every required one present.  Keyword
+``overrides`` win (Python names such as ``destination_card_no`` are accepted); an override of
+``None`` removes a field, to test what the gateway says when it is missing.
+
+Outcomes (behaviour section 6): card orders choose by the card's CVV2 (``card_for``); payouts,
+rebills and recurring charges by the amount (``outcomes.amount_for``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+
+from toolkit.fields import FIELDS
+from toolkit.operations import OPERATIONS, ResponseKind
+from toolkit.testdata.cards import Card, card_for, future_expiry, random_card_number
+from toolkit.testdata.outcomes import amount_for_currency
+from toolkit.testdata.payers import Payer, new_client_orderid, new_payer
+
+OrderFields = dict[str, str | Decimal]
+Override = str | Decimal | int | None
+
+DEFAULT_AMOUNT = Decimal("10.42")
+DEFAULT_CURRENCY = "EUR"
+DEFAULT_ORDER_DESC = "gatekit test order"
+DEFAULT_REDIRECT_URL = "https://merchant.example/return"  # give CallbackReceiver.redirect_url in real flows
+_WIRE_NAMES = {spec.python_name: name for name, spec in FIELDS.items()}
+
+
+def build_fields(
+    operation: str, candidate: Mapping[str, str | Decimal], overrides: Mapping[str, Override]
+) -> OrderFields:
+    """Keep the fields ``operation`` knows, then apply ``overrides`` (None removes a field)."""
+    known = set(OPERATIONS[operation].fields)
+    merged: dict[str, Override] = {name: value for name, value in candidate.items() if name in known}
+    merged.update({_WIRE_NAMES.get(name, name): value for name, value in overrides.items()})
+    return {name: _value(name, value) for name, value in merged.items() if value is not None}
+
+
+def _value(name: str, value: object) -> str | Decimal:
+    """Decimal stays Decimal, anything else becomes its string; float is refused (behaviour section 7)."""
+    if isinstance(value, float):
+        raise TypeError(f"{name}: pass money as Decimal or str, never float")
+    return value if isinstance(value, Decimal) else str(value)
+
+
+def _card_order(
+    operation: str, outcome: str, amount: Decimal, currency: str, payer: Payer | None, card: Card | None
+) -> OrderFields:
+    """The candidate fields of a card order: payer, card (its CVV2 chooses the outcome), money."""
+    payer = payer or new_payer()
+    card = card or card_for(outcome, holder=payer.full_name.upper())
+    return {
+        "client_orderid": new_client_orderid(),
+        "order_desc": DEFAULT_ORDER_DESC,
+        "amount": amount,
+        "currency": currency,
+        **payer.fields(),
+        **card.fields(),
+    }
+
+
+def sale_fields(
+    outcome: str = "approved",
+    amount: Decimal = DEFAULT_AMOUNT,
+    currency: str = DEFAULT_CURRENCY,
+    payer: Payer | None = None,
+    card: Card | None = None,
+    **overrides: Override,
+) -> OrderFields:
+    """A ``sale`` that ends in ``outcome`` (a card outcome name); a given ``card`` wins over ``outcome``."""
+    return build_fields("sale", _card_order("sale", outcome, amount, currency, payer, card), overrides)
+
+
+def preauth_fields(
+    outcome: str = "approved",
+    amount: Decimal = DEFAULT_AMOUNT,
+    currency: str = DEFAULT_CURRENCY,
+    payer: Payer | None = None,
+    card: Card | None = None,
+    **overrides: Override,
+) -> OrderFields:
+    """A ``preauth``: the same fields as a sale."""
+    return build_fields("preauth", _card_order("preauth", outcome, amount, currency, payer, card), overrides)
+
+
+def verification_fields(
+    outcome: str = "approved", payer: Payer | None = None, card: Card | None = None, **overrides: Override
+) -> OrderFields:
+    """An ``account_verification`` (zero amount: no amount, no currency)."""
+    candidate = _card_order("account_verification", outcome, DEFAULT_AMOUNT, DEFAULT_CURRENCY, payer, card)
+    return build_fields("account_verification", candidate, overrides)
+
+
+FORM_OPERATIONS = tuple(op.name for op in OPERATIONS.values() if op.response is ResponseKind.FORM)
+
+
+def form_fields(
+    operation: str = "sale_form",
+    amount: Decimal = DEFAULT_AMOUNT,
+    currency: str = DEFAULT_CURRENCY,
+    payer: Payer | None = None,
+    **overrides: Override,
+) -> OrderFields:
+    """A hosted-form order (sale_form, preauth_form, payment_form, account_verification_form, payout_form).
+
+    No card data: the payer types it on the gateway's page, and the card's CVV2 chooses there.
+    ``redirect_url`` defaults to a placeholder; pass ``redirect_url=receiver.redirect_url``.
+    """
+    name = operation.replace("-", "_")
+    if name not in FORM_OPERATIONS:
+        raise ValueError(f"{operation!r} is not a hosted-form operation; use one of {', '.join(FORM_OPERATIONS)}")
+    payer = payer or new_payer()
+    candidate: OrderFields = {
+        "client_orderid": new_client_orderid(),
+        "order_desc": DEFAULT_ORDER_DESC,
+        "amount": amount,
+        "currency": currency,
+        "redirect_url": DEFAULT_REDIRECT_URL,
+        **payer.fields(),
+    }
+    return build_fields(name, candidate, overrides)
+
+
+def payout_fields(
+    outcome: str = "approved",
+    amount: Decimal | None = None,
+    currency: str = DEFAULT_CURRENCY,
+    *,
+    operation: str = "payout",
+    card: Card | None = None,
+    **overrides: Override,
+) -> OrderFields:
+    """A payout to a card (``payout`` or ``payout_check``); the amount chooses the outcome unless given.
+
+    ``outcome``: ``approved``, ``insufficient-funds`` or ``unknown`` (``outcomes.AMOUNT_RULES``).
+    """
+    month, year = future_expiry()
+    card = card or Card(random_card_number(), month, year, cvv2="")
+    candidate: OrderFields = {
+        "client_orderid": new_client_orderid(),
+        "order_desc": DEFAULT_ORDER_DESC,
+        "amount": amount if amount is not None else amount_for_currency(outcome, currency),
+        "currency": currency,
+        **{name: value for name, value in card.fields().items() if name != "cvv2"},
+    }
+    return build_fields(operation, candidate, overrides)
+
+
+def rebill_fields(
+    cardrefid: str,
+    outcome: str = "approved",
+    amount: Decimal | None = None,
+    currency: str = DEFAULT_CURRENCY,
+    **overrides: Override,
+) -> OrderFields:
+    """A ``make_rebill`` of a stored card; the amount chooses the outcome unless given."""
+    candidate: OrderFields = {
+        "client_orderid": new_client_orderid(),
+        "cardrefid": str(cardrefid),
+        "order_desc": DEFAULT_ORDER_DESC,
+        "amount": amount if amount is not None else amount_for_currency(outcome, currency),
+        "currency": currency,
+    }
+    return build_fields("make_rebill", candidate, overrides)
+
+
+def recurring_fields(
+    cardrefid: str,
+    outcome: str = "approved",
+    amount: Decimal | None = None,
+    currency: str = DEFAULT_CURRENCY,
+    *,
+    period: str = "month",
+    interval: int = 1,
+    **overrides: Override,
+) -> OrderFields:
+    """A ``create_recurring_payment`` on a stored card; every charge's amount chooses its outcome."""
+    candidate: OrderFields = {
+        "client_orderid": new_client_orderid(),
+        "cardrefid": str(cardrefid),
+        "order_desc": DEFAULT_ORDER_DESC,
+        "amount": amount if amount is not None else amount_for_currency(outcome, currency),
+        "currency": currency,
+        "period": period,
+        "interval": str(interval),
+    }
+    return build_fields("create_recurring_payment", candidate, overrides)
