@@ -1,11 +1,66 @@
-"""(being written)"""
+"""The payer's pages: hosted payment forms and the 3-D Secure ACS, under ``/paynet`` (``urls.py``).
+
+Routes (``pages_forms``, ``pages_threeds``)::
+
+    GET  /paynet/form/{token}                  hosted page: form#payment-form, button#pay
+    POST /paynet/form/{token}                  div#form-errors + p.field-error#error-{field}, or
+                                               303 to the ACS page, or the merchant redirect
+    GET|POST /paynet/3ds/v2/method/{token}     div#threeds-method-done
+    GET|POST /paynet/3ds/v2/acs/{token}        form#challenge-form, input#password, button#submit-challenge
+    POST /paynet/3ds/v2/acs/{token}/answer     the merchant redirect (+ ``cres`` in the API flow)
+    GET|POST /paynet/3ds/v1/acs/{token}        form#acs-form, input#password, button#submit-acs
+    POST /paynet/3ds/v1/acs/{token}/answer     the merchant redirect (+ ``pares``, ``md`` in the API flow)
+
+The merchant redirect is form#merchant-redirect (hidden inputs, submitted on load, button#continue);
+without a ``redirect_url`` the 3-D Secure result is shown in code#cres or code#pares.
+Refusals are pages with div#page-error: 404 unknown address, 409 page already used, and the
+status of any ``SimError``.  These ids are a contract with ``toolkit.payer``: keep them.
+"""
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
 
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.routing import APIRoute
+from starlette.exceptions import HTTPException
+from starlette.responses import Response
+
+from toolkit.simulator import pages_forms, pages_threeds
 from toolkit.simulator.engine import Engine
+from toolkit.simulator.errors import SimError
+from toolkit.simulator.pages_common import PageError, error_page
+
+log = logging.getLogger("gatekit.simulator")
+
+
+class PageRoute(APIRoute):
+    """A route whose refusals are HTML pages (the API's routes answer in the gateway's format)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def guarded(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except PageError as error:
+                return error_page(error.http_status, error.message, error.link)
+            except SimError as error:
+                return error_page(error.http_status, error.message)
+            except HTTPException:  # routing and protocol answers stay Starlette's
+                raise
+            except Exception as exc:  # a bug: say so on the page, and log it
+                log.exception("simulator page failure at %s", request.url.path)
+                return error_page(500, f"The simulator failed on this page ({exc.__class__.__name__}).")
+
+        return guarded
 
 
 def install(app: FastAPI, engine: Engine) -> None:
-    """Add this part's routes and hooks to the app."""
+    """Add the hosted payment pages and the 3-D Secure pages to the app."""
+    router = APIRouter(route_class=PageRoute, include_in_schema=False)
+    pages_forms.add_routes(router)
+    pages_threeds.add_routes(router)
+    app.include_router(router)

@@ -81,16 +81,28 @@ def form_by_token(engine: Engine, token: str) -> Row | None:
     return engine.store.one("SELECT * FROM transactions WHERE form_token=?", (token,))
 
 
+def form_fields(form: str) -> tuple[str, ...]:
+    """The fields the payer fills in on this hosted page (a payout page collects no CVV2)."""
+    return PAYOUT_FORM_FIELDS if form == "payout_form" else CARD_FORM_FIELDS
+
+
 def form_problems(form: str, entries: Mapping[str, str]) -> list[Problem]:
-    names = PAYOUT_FORM_FIELDS if form == "payout_form" else CARD_FORM_FIELDS
-    if form == "payout_form":
-        return [p for p in request_problems(get_operation("payout_check"), dict(entries)) if p.field in names]
-    return [p for p in request_problems(get_operation("sale"), dict(entries)) if p.field in names]
+    """Every field of the page is required; formats follow the sale (or payout) rules.
+
+    Messages speak to the payer (``is required``) and never repeat the value entered.
+    """
+    names = form_fields(form)
+    filled = {name: entries[name] for name in names if entries.get(name, "").strip()}
+    missing = [Problem(name, "is required") for name in names if name not in filled]
+    operation = get_operation("payout_check" if form == "payout_form" else "sale")
+    wrong = [p for p in request_problems(operation, filled) if p.field in filled]
+    return sorted([*missing, *wrong], key=lambda p: names.index(p.field))
 
 
 def submit_form(engine: Engine, token: str, entries: Mapping[str, str]) -> Row:
     """The payer submitted a hosted page: check the entries, then run the payment gateway-side."""
-    entries = {name: str(entries.get(name, "")).strip() for name in (*CARD_FORM_FIELDS, "cvv2")}
+    entries = {name: str(entries.get(name, "")).strip() for name in CARD_FORM_FIELDS}
+    entries["credit_card_number"] = entries["credit_card_number"].replace(" ", "").replace("-", "")
     with engine.store.transaction():
         tx = form_by_token(engine, token)
         if tx is None or tx["tds_state"] != "form":

@@ -8,6 +8,7 @@ anything else N.  The CRes reaches the merchant's ``redirect_url`` and is accept
 ``upload-cres-result``.  1.0.2: the two test cards go to the ACS page at once; the amount
 chooses the result (outcomes.THREE_DS_V1_AMOUNTS); ``upload-pares-result`` accepts the PaRes.
 Hosted forms run the same steps gateway-side (``managed``): the pages apply the CRes/PaRes.
+In the API flow the ACS page is answered once (``record_answer``); the merchant uploads the result.
 CRes and PaRes are signed by the simulator's ACS, so a forged one is refused.
 """
 
@@ -142,6 +143,20 @@ def v1_pares(engine: Engine, token: str, password: str | None = None) -> tuple[R
         engine, {"messageType": "PaRes", "orderid": tx["orderid"], "eci": result.eci, "authenticated": authenticated}
     )
     return tx, pares
+
+
+def record_answer(engine: Engine, tx: Row) -> Row:
+    """The payer answered the ACS page of an API flow: the page is used up; the merchant uploads the result."""
+    return engine.set_extra(tx, acs_answered=True)
+
+
+def was_answered(engine: Engine, tx: Row) -> bool:
+    return bool(engine.extra(tx).get("acs_answered"))
+
+
+def is_managed(engine: Engine, tx: Row) -> bool:
+    """A hosted form's transaction: the gateway applies the CRes/PaRes itself."""
+    return bool(engine.extra(tx).get("managed"))
 
 
 # --- results: uploaded by the merchant, or applied by the hosted pages -------------------------

@@ -1,0 +1,148 @@
+"""The hosted payment page of the form operations (sale-form, preauth-form, payment-form,
+account-verification-form, payout-form): show, check the payer's entries, hand over to 3-D Secure
+or send the payer back to the merchant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from starlette.responses import RedirectResponse, Response
+
+from toolkit.simulator import payments, urls
+from toolkit.simulator.engine import Engine
+from toolkit.simulator.pages_common import (
+    NO_STORE,
+    PageError,
+    base_of,
+    engine_of,
+    form_entries,
+    merchant_redirect,
+    not_found,
+    order_summary,
+    page,
+)
+from toolkit.simulator.store import Row
+from toolkit.validation import Problem
+
+TITLES = {
+    "sale_form": "Payment",
+    "preauth_form": "Payment (authorisation)",
+    "payment_form": "Payment",
+    "account_verification_form": "Card verification",
+    "payout_form": "Receive a payout",
+}
+BUTTONS = {"account_verification_form": "Verify card", "payout_form": "Receive payout"}
+# Shown again after a field error; the card number and the CVV2 never are.
+KEPT = ("card_printed_name", "expire_month", "expire_year")
+
+
+@dataclass(frozen=True)
+class Input:
+    """One text input of the page: ``id`` and ``name`` are the field name."""
+
+    name: str
+    label: str
+    autocomplete: str
+    placeholder: str = ""
+    numeric: bool = False
+
+
+INPUTS = {
+    "credit_card_number": Input("credit_card_number", "Card number", "cc-number", "digits only", True),
+    "card_printed_name": Input("card_printed_name", "Name on card", "cc-name", "JOHN SMITH"),
+    "expire_month": Input("expire_month", "Expiry month", "cc-exp-month", "MM", True),
+    "expire_year": Input("expire_year", "Expiry year", "cc-exp-year", "YYYY", True),
+    "cvv2": Input("cvv2", "CVV2", "cc-csc", "123", True),
+}
+PAYOUT_LABELS = {"credit_card_number": "Card number to receive the payout", "card_printed_name": "Cardholder name"}
+
+
+def field_message(label: str, rule: str) -> str:
+    """``Card number fails the Luhn check``; the rule never repeats the value entered."""
+    if rule.startswith("longer than"):
+        rule = f"is {rule}"
+    return f"{label} {rule}" if rule.startswith(("is ", "must ", "fails ", "goes ")) else f"{label}: {rule}"
+
+
+def _inputs(form: str) -> list[Input]:
+    inputs = [INPUTS[name] for name in payments.form_fields(form)]
+    if form != "payout_form":
+        return inputs
+    return [Input(i.name, PAYOUT_LABELS.get(i.name, i.label), i.autocomplete, i.placeholder, i.numeric) for i in inputs]
+
+
+def _errors(inputs: Sequence[Input], problems: Sequence[Problem]) -> dict[str, str]:
+    labels = {i.name: i.label for i in inputs}
+    errors: dict[str, list[str]] = {}
+    for problem in problems:
+        errors.setdefault(problem.field, []).append(
+            field_message(labels.get(problem.field, problem.field), problem.rule)
+        )
+    return {name: "; ".join(messages) for name, messages in errors.items()}
+
+
+def _form_tx(engine: Engine, token: str, base: str) -> Row:
+    """The order waiting on this page; 404 for an unknown page, 409 for one already used."""
+    tx = payments.form_by_token(engine, token)
+    if tx is None:
+        raise not_found("This payment page")
+    if tx["tds_state"] == "form":
+        return tx
+    orderid = tx["orderid"]
+    if tx["tds_state"] in ("challenge", "pares"):
+        make_url = urls.challenge_url if tx["tds_state"] == "challenge" else urls.acs_v1_url
+        raise PageError(
+            409,
+            f"This payment page has already been submitted: order {orderid} waits for the payer's 3-D Secure step.",
+            link=(make_url(base, tx["tds_token"]), "Continue to 3-D Secure"),
+        )
+    raise PageError(409, f"This payment page has already been used: order {orderid} is {tx['status']}.")
+
+
+def _form_page(
+    engine: Engine, tx: Row, action: str, entries: Mapping[str, str] | None = None, problems: Sequence[Problem] = ()
+) -> Response:
+    form = engine.extra(tx)["form"]
+    inputs = _inputs(form)
+    values = {name: (entries or {}).get(name, "").strip() for name in KEPT}
+    return page(
+        "payment_form.html",
+        title=TITLES.get(form, "Payment"),
+        button=BUTTONS.get(form, "Pay"),
+        action=action,
+        summary=order_summary(engine, tx),
+        inputs=inputs,
+        values=values,
+        errors=_errors(inputs, problems),
+        payout=form == "payout_form",
+    )
+
+
+def show_form(request: Request, token: str) -> Response:
+    engine, base = engine_of(request), base_of(request)
+    tx = _form_tx(engine, token, base)
+    return _form_page(engine, tx, urls.form_url(base, token))
+
+
+def submit_form(request: Request, token: str, entries: Annotated[dict[str, str], Depends(form_entries)]) -> Response:
+    engine, base = engine_of(request), base_of(request)
+    tx = _form_tx(engine, token, base)
+    try:
+        tx = payments.submit_form(engine, token, entries)
+    except payments.FormProblems as exc:
+        return _form_page(engine, tx, urls.form_url(base, token), entries, exc.problems)
+    if tx["tds_state"] == "challenge":
+        return RedirectResponse(urls.challenge_url(base, tx["tds_token"]), status_code=303, headers=NO_STORE)
+    if tx["tds_state"] == "pares":
+        return RedirectResponse(urls.acs_v1_url(base, tx["tds_token"]), status_code=303, headers=NO_STORE)
+    return merchant_redirect(engine, tx)
+
+
+def add_routes(router: APIRouter) -> None:
+    path = urls.form_url(urls.PAGE_ROOT, "{token}")
+    router.add_api_route(path, show_form, methods=["GET"])
+    router.add_api_route(path, submit_form, methods=["POST"])

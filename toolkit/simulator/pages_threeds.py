@@ -1,0 +1,141 @@
+"""The simulator's 3-D Secure pages: the 2.x method URL, the 2.x ACS challenge, the 1.0.2 ACS.
+
+The model is ``threeds``.  A hosted form's transaction (managed) has its CRes/PaRes applied here,
+gateway-side; in the API flow the merchant's back end receives ``cres`` (or ``pares`` and ``md``)
+with the redirect and uploads it (upload-cres-result / upload-pares-result).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from starlette.responses import Response
+
+from toolkit.models import Status
+from toolkit.simulator import threeds, urls
+from toolkit.simulator.engine import Engine
+from toolkit.simulator.pages_common import (
+    PageError,
+    base_of,
+    engine_of,
+    form_entries,
+    merchant_redirect,
+    not_found,
+    order_summary,
+    page,
+)
+from toolkit.simulator.store import Row
+from toolkit.testdata.outcomes import CHALLENGE_PASSWORD, THREE_DS_V1_AMOUNTS
+
+Entries = Annotated[dict[str, str], Depends(form_entries)]
+UPLOADS = {"challenge": "upload-cres-result", "pares": "upload-pares-result"}
+WHAT = {"challenge": "3-D Secure challenge", "pares": "3-D Secure 1.0.2 authentication"}
+
+
+def _waiting_tx(engine: Engine, token: str, state: str, versions: tuple[str, ...]) -> Row:
+    """The order whose ACS page this is, while it waits for the payer (404 unknown, 409 over)."""
+    tx = threeds.by_token(engine, token)
+    if tx is None or tx["three_ds"] not in versions:
+        raise not_found(f"This {WHAT[state]} page")
+    if tx["tds_state"] == state and not threeds.was_answered(engine, tx):
+        return tx
+    raise PageError(409, _why_over(engine, tx, state))
+
+
+def _why_over(engine: Engine, tx: Row, state: str) -> str:
+    what, orderid = WHAT[state], tx["orderid"]
+    if tx["tds_state"] == "method":
+        return (
+            f"The 3-D Secure method step of order {orderid} is not finished yet: the challenge opens once the "
+            "merchant has uploaded the method result (upload-method-url-result)."
+        )
+    if tx["tds_state"] == state:
+        return (
+            f"The {what} of order {orderid} has already been answered: the merchant's server now uploads "
+            f"the result ({UPLOADS[state]})."
+        )
+    if Status.parse(tx["status"]).is_final:
+        return f"The {what} of order {orderid} is over: the order is {tx['status']}."
+    return f"The {what} of order {orderid} is over: the order is being decided."
+
+
+def _check_echo(entries: dict[str, str], name: str, token: str) -> None:
+    """The auto-submitted ``creq`` / ``PaReq`` must be the one the status handed out for this page."""
+    value = entries.get(name, "").strip()
+    if value and value != token:
+        raise PageError(400, f"The {name} posted to this page belongs to another 3-D Secure authentication.")
+
+
+# --- 3-D Secure 2.x ----------------------------------------------------------------------------
+
+
+def method(request: Request, token: str) -> Response:
+    """The method URL, loaded in a hidden frame: the ACS has fingerprinted the browser."""
+    tx = threeds.method_loaded(engine_of(request), token)
+    if tx is None:
+        raise not_found("This 3-D Secure method address")
+    return page("method_done.html", orderid=str(tx["orderid"]))
+
+
+def challenge(request: Request, token: str, entries: Entries) -> Response:
+    engine = engine_of(request)
+    tx = _waiting_tx(engine, token, "challenge", (threeds.V2_CHALLENGE,))
+    _check_echo(entries, "creq", token)
+    return page(
+        "challenge.html",
+        action=urls.challenge_url(base_of(request), token) + "/answer",
+        summary=order_summary(engine, tx),
+        password=CHALLENGE_PASSWORD,
+    )
+
+
+def challenge_answer(request: Request, token: str, entries: Entries) -> Response:
+    engine = engine_of(request)
+    extra: dict[str, str]
+    with engine.store.transaction():
+        _waiting_tx(engine, token, "challenge", (threeds.V2_CHALLENGE,))
+        tx, cres = threeds.challenge_cres(engine, token, entries.get("password", "").strip())
+        if threeds.is_managed(engine, tx):
+            tx, extra = threeds.apply_cres(engine, tx, cres), {}
+        else:
+            tx, extra = threeds.record_answer(engine, tx), {"cres": cres}
+    return merchant_redirect(engine, tx, extra)
+
+
+# --- 3-D Secure 1.0.2 --------------------------------------------------------------------------
+
+
+def acs_v1(request: Request, token: str, entries: Entries) -> Response:
+    engine = engine_of(request)
+    tx = _waiting_tx(engine, token, "pares", (threeds.V1,))
+    _check_echo(entries, "PaReq", token)
+    return page(
+        "acs_v1.html",
+        action=urls.acs_v1_url(base_of(request), token) + "/answer",
+        summary=order_summary(engine, tx),
+        password=CHALLENGE_PASSWORD,
+        amounts=THREE_DS_V1_AMOUNTS,
+    )
+
+
+def acs_v1_answer(request: Request, token: str, entries: Entries) -> Response:
+    engine = engine_of(request)
+    extra: dict[str, str]
+    with engine.store.transaction():
+        _waiting_tx(engine, token, "pares", (threeds.V1,))
+        tx, pares = threeds.v1_pares(engine, token, entries.get("password", "").strip())
+        if threeds.is_managed(engine, tx):
+            tx, extra = threeds.apply_pares(engine, tx, pares), {}
+        else:
+            tx, extra = threeds.record_answer(engine, tx), {"pares": pares, "md": str(tx["orderid"])}
+    return merchant_redirect(engine, tx, extra)
+
+
+def add_routes(router: APIRouter) -> None:
+    root = urls.PAGE_ROOT
+    router.add_api_route(urls.method_url(root, "{token}"), method, methods=["GET", "POST"])
+    router.add_api_route(urls.challenge_url(root, "{token}"), challenge, methods=["GET", "POST"])
+    router.add_api_route(urls.challenge_url(root, "{token}") + "/answer", challenge_answer, methods=["POST"])
+    router.add_api_route(urls.acs_v1_url(root, "{token}"), acs_v1, methods=["GET", "POST"])
+    router.add_api_route(urls.acs_v1_url(root, "{token}") + "/answer", acs_v1_answer, methods=["POST"])
