@@ -1,5 +1,6 @@
 """Signing: a wrong control, a wrong OAuth signature, a stale timestamp, a replayed nonce."""
 
+import secrets
 import time
 from collections.abc import Callable
 from decimal import Decimal
@@ -45,7 +46,7 @@ def stale_timestamp(target: GatewayTarget, exchange_observer: Observer, scene: S
 
 @when("the merchant sends two payout checks with the same nonce")
 def replayed_nonce(target: GatewayTarget, exchange_observer: Observer, scene: Scene) -> None:
-    nonce = f"replay-{time.time_ns()}"
+    nonce = f"replay-{secrets.token_hex(8)}"
     merchant = _client(target, exchange_observer, nonce=lambda: nonce)
     merchant.payout("payout_check", None, card_for("approved"))
     scene.refuse(lambda: merchant.payout("payout_check", None, card_for("approved")))

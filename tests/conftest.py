@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from recording_server import RecordingServer
 
+from tests.recording_server import RecordingServer
 from toolkit.client import GatewayClient
 from toolkit.config import GatewayConfig, simulator_config
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import serialization
-from independent import base_string, hmac_sha1, sha1_hex
-from recording_server import RecordingServer, Reply
-from vector_files import VECTORS, load_vectors
 
+from tests.independent import base_string, hmac_sha1, sha1_hex
+from tests.recording_server import RecordingServer, Reply
+from tests.vector_files import VECTORS, load_vectors
 from toolkit import cli, demo
 from toolkit.keys import load_public_key
 from toolkit.masking import mask_base_string

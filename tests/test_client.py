@@ -9,9 +9,9 @@ from decimal import Decimal
 from urllib.parse import unquote
 
 import pytest
-from independent import base_string, hmac_sha1, rsa_sha256_valid, sha1_hex
-from recording_server import RecordingServer, Reply
 
+from tests.independent import base_string, hmac_sha1, rsa_sha256_valid, sha1_hex
+from tests.recording_server import RecordingServer, Reply
 from toolkit import demo
 from toolkit._version import __version__
 from toolkit.client import GatewayClient

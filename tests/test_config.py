@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-from vector_files import VECTORS
 
+from tests.vector_files import VECTORS
 from toolkit import demo
 from toolkit.config import (
     SANDBOX_POLL,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from recording_server import RecordingServer, Reply
 
+from tests.recording_server import RecordingServer, Reply
 from toolkit import demo
 from toolkit.client import GatewayClient
 from toolkit.errors import TransportError, ValidationError

@@ -9,8 +9,8 @@ import stat
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from vector_files import VECTORS
 
+from tests.vector_files import VECTORS
 from toolkit.keys import (
     DEFAULT_RSA_BITS,
     KeyProblem,

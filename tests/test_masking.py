@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from vector_files import load_vectors
 
+from tests.vector_files import load_vectors
 from toolkit.masking import (
     CVV_MASK,
     SECRET_MASK,

@@ -13,7 +13,9 @@ from toolkit import demo
 from toolkit.fields import luhn_ok
 
 ROOT = Path(__file__).resolve().parents[1]
-CARD_RUN = re.compile(r"(?<!\d)\d{14,19}(?!\d)")  # 13 digits: Allure's epoch-ms timestamps
+# Card-shaped runs: 15-19 digits from the card schemes' ranges (2-6) that pass Luhn; 13-digit runs are
+# Allure's epoch-ms timestamps, and nonces or ids starting with other digits are not card numbers.
+CARD_RUN = re.compile(r"(?<!\d)[2-6]\d{14,18}(?!\d)")
 CVV_VALUE = re.compile(r"(?i)cvv2?\W{0,6}(?:=|:|%3D)\W{0,3}(\d{3,4})(?!\d)")
 
 

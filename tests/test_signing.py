@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from independent import sha1_hex
-from vector_files import VECTORS, load_vectors
 
+from tests.independent import sha1_hex
+from tests.vector_files import VECTORS, load_vectors
 from toolkit import demo
 from toolkit.keys import load_private_key, load_public_key
 from toolkit.money import MoneyError

@@ -6,8 +6,8 @@ import threading
 import time
 
 import pytest
-from recording_server import Reply
 
+from tests.recording_server import Reply
 from toolkit.config import PollSchedule
 from toolkit.errors import InvalidRequestError, ValidationError, WaitTimeout
 from toolkit.models import AsyncResponse, Status, StatusResponse

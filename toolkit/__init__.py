@@ -30,6 +30,7 @@ from toolkit.models import (
     StatusResponse,
 )
 from toolkit.operations import OPERATIONS, AuthScheme, Operation, get_operation
+from toolkit.simcontrol import SimulatorControl
 from toolkit.waiting import PollAttempt
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "Response",
     "Secret",
     "ServerError",
+    "SimulatorControl",
     "Status",
     "StatusResponse",
     "TransportError",

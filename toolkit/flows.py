@@ -90,18 +90,18 @@ class Merchant:
     def pay(self, operation: str, card: Card, amount: Decimal, currency: str = "EUR", **overrides: Any) -> Order:
         """sale or preauth with this card (its CVV2 chooses the outcome)."""
         builder = orders.sale_fields if operation == "sale" else orders.preauth_fields
-        fields = builder(amount=amount, currency=currency, card=card, **self._urls(operation), **overrides)
-        return self._send(operation, dict(fields), card)
+        fields = {**builder(amount=amount, currency=currency, card=card), **self._urls(operation), **overrides}
+        return self._send(operation, fields, card)
 
     def verify_account(self, card: Card) -> Order:
-        fields = orders.verification_fields(card=card, **self._urls("verification"))
-        return self._send("account_verification", dict(fields), card)
+        fields = {**orders.verification_fields(card=card), **self._urls("verification")}
+        return self._send("account_verification", fields, card)
 
     def open_form(self, operation: str, amount: Decimal, currency: str = "EUR") -> Order:
         """A hosted-form operation (``sale-form``, ``payout-form``...): the answer carries the page address."""
         name = operation.replace("-", "_")
-        fields = orders.form_fields(name, amount=amount, currency=currency, **self._urls(name))
-        return self._send(name, dict(fields))
+        fields = {**orders.form_fields(name, amount=amount, currency=currency), **self._urls(name)}
+        return self._send(name, fields)
 
     def capture(self, order: Order, amount: Decimal | None = None) -> Order:
         return self._follow_up("capture", order, amount)

@@ -107,9 +107,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(server.handle(Arrival(method, path or "/", parse_params(query, body))))
 
     def _send(self, answer: Answer) -> None:
-        self.send_response(answer.status)
-        self.send_header("Content-Type", answer.content_type)
-        self.send_header("Content-Length", str(len(answer.body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(answer.body)
+        try:
+            self.send_response(answer.status)
+            self.send_header("Content-Type", answer.content_type)
+            self.send_header("Content-Length", str(len(answer.body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(answer.body)
+        except (BrokenPipeError, ConnectionResetError):  # the caller gave up waiting (a delayed answer)
+            self.close_connection = True

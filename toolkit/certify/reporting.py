@@ -41,11 +41,12 @@ def operation_tag(tags: set[str]) -> str | None:
 
 
 def label_scenario(feature_name: str, scenario_name: str, tags: set[str]) -> None:
-    allure.dynamic.epic(feature_name)
-    allure.dynamic.feature(operation_tag(tags) or "general")
-    allure.dynamic.story(scenario_name)
+    dynamic: Any = allure.dynamic  # allure-pytest's dynamic labels are untyped
+    dynamic.epic(feature_name)
+    dynamic.feature(operation_tag(tags) or "general")
+    dynamic.story(scenario_name)
     for tag in sorted(tags):
-        allure.dynamic.tag(tag)
+        dynamic.tag(tag)
 
 
 def attach_exchange(exchange: Exchange) -> None:

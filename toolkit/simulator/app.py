@@ -43,11 +43,13 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        delivery.worker(app).start()
         scheduler.start(engine)
         try:
             yield
         finally:
             scheduler.stop()
+            delivery.worker(app).stop()
 
     app = FastAPI(title="gatekit simulator", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.engine = engine

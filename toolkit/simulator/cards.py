@@ -16,7 +16,7 @@ from toolkit.money import from_minor_units, to_minor_units
 from toolkit.operations import ResponseKind, get_operation
 from toolkit.simulator.engine import Call, Engine, Result
 from toolkit.simulator.errors import field_error, state_error
-from toolkit.simulator.store import Row
+from toolkit.simulator.store import Row, row_id
 from toolkit.testdata.outcomes import outcome_for_amount
 
 TOKENIZABLE = ("sale", "preauth", "account-verification")
@@ -55,8 +55,11 @@ def create_card_ref(engine: Engine, call: Call) -> Result:
 
 
 def card_ref(engine: Engine, login: str, cardrefid: str) -> Row:
-    row = engine.store.one(
-        "SELECT * FROM card_refs WHERE cardrefid=? AND login=?", (int(cardrefid) if cardrefid.isdigit() else -1, login)
+    key = row_id(cardrefid)
+    row = (
+        engine.store.one("SELECT * FROM card_refs WHERE cardrefid=? AND login=?", (key, login))
+        if key is not None
+        else None
     )
     if row is None:
         raise state_error(f"cardrefid {cardrefid} is unknown for this merchant")
@@ -111,7 +114,10 @@ def _first_charge(call: Call, now: float) -> float:
     start = call.fields.get("start_date")
     if not start:
         return now
-    day = dt.date.fromisoformat(start)
+    try:
+        day = dt.date.fromisoformat(start)
+    except ValueError as exc:  # the format check lets 2025-02-31 through
+        raise field_error(f"start_date: {start} is not a calendar date ({exc})") from None
     return max(now, dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC).timestamp())
 
 

@@ -9,12 +9,13 @@ deviate from the spec add conformance warnings to the journal.
 from __future__ import annotations
 
 import hmac
+import re
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from toolkit import signing
-from toolkit.fields import LEGACY_SPELLINGS
+from toolkit.fields import FIELDS, LEGACY_SPELLINGS, Kind
 from toolkit.masking import mask_fields
 from toolkit.money import MoneyError
 from toolkit.operations import AuthScheme, Operation
@@ -33,6 +34,11 @@ OAUTH_PARAMS = (
 )
 # The spec itself writes client-order-id for these (sections 4.2 and 4.3): no warning there.
 SPEC_SPELLS_HYPHENATED = ("upload_method_url_result", "upload_cres_result", "upload_pares_result")
+# Fields read with int(): str.isdigit() lets '²' and other Unicode digits through the shared rules.
+DIGIT_KINDS = (Kind.DIGITS, Kind.INT, Kind.CVV, Kind.MONTH, Kind.YEAR, Kind.CARD_NUMBER)
+# Behaviour section 7: major units with a dot (10.42).  At most 15 digits before the dot, so that
+# the minor units of every currency fit in an SQLite integer.
+WIRE_AMOUNT = re.compile(r"[0-9]{1,15}(\.[0-9]+)?")
 
 
 @dataclass(frozen=True)
@@ -77,9 +83,21 @@ def canonical_fields(op: Operation, pairs: list[tuple[str, str]], warnings: list
 
 
 def check_fields(op: Operation, fields: Mapping[str, str]) -> None:
-    problems = request_problems(op, fields)
+    not_ascii = [
+        name
+        for name, value in fields.items()
+        if name in FIELDS and FIELDS[name].kind in DIGIT_KINDS and not value.isascii()
+    ]
+    if not_ascii:  # before the shared rules, whose int() would fail on such digits
+        raise field_error("; ".join(f"{name}: must be digits 0-9" for name in not_ascii))
+    problems = [str(p) for p in request_problems(op, fields)]
+    amount = fields.get("amount", "")
+    if amount and not any(p.startswith("amount:") for p in problems) and not WIRE_AMOUNT.fullmatch(amount):
+        problems.append(
+            f"amount: {amount[:40]!r} is not major units with a dot (e.g. 10.42), at most 15 digits before the dot"
+        )
     if problems:
-        raise field_error("; ".join(str(p) for p in problems))
+        raise field_error("; ".join(problems))
 
 
 def check_control(op: Operation, fields: Mapping[str, str], address: Address, warnings: list[str]) -> None:
@@ -94,7 +112,7 @@ def check_control(op: Operation, fields: Mapping[str, str], address: Address, wa
     except (KeyError, MoneyError) as exc:
         raise field_error(f"control: cannot be computed ({exc})") from None
     expected = signing.control_checksum([value for _, value in parts], merchant.control_key.reveal())
-    if not hmac.compare_digest(expected, sent.lower()):
+    if not hmac.compare_digest(expected.encode(), sent.lower().encode()):
         used = ", ".join(f"{name}={value!r}" for name, value in parts)
         raise control_error(f"control mismatch: {op.name} expects {formula.text}; the simulator used {used}")
     if sent != sent.lower():
@@ -144,7 +162,7 @@ def check_oauth(
 
 
 def _check_timestamp(value: str, now: float, window: int) -> None:
-    if not value.isdigit():
+    if not (value.isascii() and value.isdigit()):
         raise oauth_error(f"oauth_timestamp {value!r} is not a number of seconds")
     skew = int(value) - now
     if abs(skew) > window:
@@ -156,6 +174,8 @@ def _check_timestamp(value: str, now: float, window: int) -> None:
 
 
 def _verify(scheme: AuthScheme, base_string: str, signature: str, merchant: Merchant) -> bool:
+    if not signature.isascii():  # never Base64; compare_digest would raise TypeError on it
+        return False
     if scheme is AuthScheme.OAUTH_HMAC_SHA1:
         return signing.verify_hmac_sha1(base_string, signature, merchant.control_key.reveal())
     if merchant.rsa_public_key is None:

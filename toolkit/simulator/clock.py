@@ -1,6 +1,7 @@
 """The simulator's clock: wall time plus an offset that the control API can advance.
 
-Advancing the clock is how tests reach a settlement cut-off, a recurring charge, a 3-D Secure
+OAuth timestamps are checked against ``wall()``: a client cannot know how far a test advanced the
+business clock.  Advancing the clock is how tests reach a settlement cut-off, a recurring charge, a 3-D Secure
 method timeout or the next callback retry without waiting.  Listeners (the scheduler) are told.
 """
 
@@ -21,6 +22,10 @@ class SimClock:
     def now(self) -> float:
         return self._source() + self._offset
 
+    def wall(self) -> float:
+        """Real time, without the advanced offset: what a client's clock reads (OAuth timestamps)."""
+        return self._source()
+
     @property
     def offset(self) -> float:
         return self._offset
@@ -33,6 +38,13 @@ class SimClock:
         for listener in list(self._listeners):
             listener()
         return self.now()
+
+    def reset(self) -> None:
+        """Back to wall time (offset 0): only for a reset that also forgets every stored time."""
+        with self._lock:
+            self._offset = 0.0
+        for listener in list(self._listeners):
+            listener()
 
     def on_change(self, listener: Callable[[], None]) -> None:
         self._listeners.append(listener)

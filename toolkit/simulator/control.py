@@ -1,11 +1,240 @@
-"""(being written)"""
+"""The control API under ``/_sim/``: JSON in and out, for tests and notebooks; not part of the gateway.
+
+=======================================  ==========================================================
+POST   /_sim/reset                       forget everything; balances as configured; clock offset 0
+GET    /_sim/journal?login=&limit=       masked requests with their conformance warnings
+GET    /_sim/transactions/{orderid}      one transaction (the store keeps no PAN)
+POST   /_sim/transactions/{orderid}/status  {"status", "error_code", "error_message"}: force a status
+GET    /_sim/callbacks?orderid=          deliveries with their attempts; ``&attempts=N&timeout=S``
+                                         waits until the order has N logged attempts
+GET    /_sim/clock                       the simulator's time and offset
+POST   /_sim/clock/advance               {"seconds": N}: what falls due is done before the answer
+POST   /_sim/settle                      {"orderid": optional}: settle one, or all that are due
+POST   /_sim/faults                      {"target", "kind", "count", "seconds"} (``faults``)
+GET    /_sim/faults, DELETE /_sim/faults plans still active; forget them all
+GET    /_sim/merchants                   logins, endpoints, payout balances (never control keys)
+GET    /_sim/health                      liveness and counts
+=======================================  ==========================================================
+
+Bad input answers 400 ``{"error": "<field>: <why>", "field": "<field>"}``; an unknown orderid 404.
+"""
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+import datetime as dt
+from typing import Any
 
+from fastapi import FastAPI, Request
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import JSONResponse
+
+from toolkit._version import __version__
+from toolkit.masking import mask_text
+from toolkit.money import from_minor_units
+from toolkit.simulator import delivery, faults, journal
+from toolkit.simulator.controlargs import ControlError, integer, json_body, number, orderid, text
 from toolkit.simulator.engine import Engine
+from toolkit.simulator.errors import SimError
+from toolkit.simulator.store import Row, loads
+
+PREFIX = "/_sim"
+FORCEABLE = ("approved", "declined", "filtered", "error", "unknown")
+MAX_ADVANCE = 10 * 366 * 86400.0
+MAX_WAIT = 60.0
+
+
+def transaction_view(tx: Row) -> dict[str, Any]:
+    """A transaction row for the outside: text masked, ``extra`` decoded, the amount in major units."""
+    view: dict[str, Any] = {name: mask_text(value) if isinstance(value, str) else value for name, value in tx.items()}
+    view["extra"] = loads(tx["extra"])
+    view["orderid"] = str(tx["orderid"])
+    if tx["amount_minor"] is not None and tx["currency"]:
+        view["amount"] = str(from_minor_units(tx["amount_minor"], tx["currency"]))
+    return view
+
+
+def clock_view(engine: Engine) -> dict[str, Any]:
+    now = engine.clock.now()
+    return {
+        "now": now,
+        "iso": dt.datetime.fromtimestamp(now, dt.UTC).isoformat(),
+        "offset": engine.clock.offset,
+    }
+
+
+def find_tx(engine: Engine, raw: Any) -> Row:
+    key = orderid(raw)
+    row = engine.store.one("SELECT * FROM transactions WHERE orderid=?", (key,))
+    if row is None:
+        raise ControlError("orderid", f"{key} is unknown", http_status=404)
+    return row
+
+
+def merchants_view(engine: Engine) -> list[dict[str, Any]]:
+    balances = {row["login"]: row for row in engine.store.all("SELECT * FROM merchants")}
+    views = []
+    for merchant in engine.settings.merchants:
+        row = balances.get(merchant.login)
+        balance = from_minor_units(row["payout_balance_minor"], row["currency"]) if row else merchant.payout_balance
+        views.append(
+            {
+                "login": merchant.login,
+                "endpoint_ids": list(merchant.endpoint_ids),
+                "endpoint_group_ids": list(merchant.endpoint_group_ids),
+                "currency": merchant.currency,
+                "payout_balance": str(balance),
+                "rsa_public_key": merchant.rsa_public_key is not None,
+            }
+        )
+    return views
+
+
+def reset(app: FastAPI, engine: Engine) -> None:
+    """Everything back to the start: one transaction, then the clock offset back to 0."""
+    with engine.store.transaction():
+        engine.store.reset()
+        delivery.worker(app).forget()
+        engine.seed_merchants()
+    engine.clock.reset()
+
+
+def force_status(engine: Engine, orderid_: int, data: dict[str, Any]) -> Row:
+    status = text(data, "status", choices=FORCEABLE)
+    code = text(data, "error_code", default="")
+    message = text(data, "error_message", default="")
+    return engine.force_status(orderid_, status, code, message)
+
+
+def settle(engine: Engine, data: dict[str, Any]) -> int:
+    if data.get("orderid") in (None, ""):
+        return engine.settle()
+    tx = find_tx(engine, data["orderid"])
+    if tx["status"] != "approved":
+        raise ControlError("orderid", f"{tx['orderid']} is {tx['status']}; only approved transactions settle")
+    return engine.settle(tx["orderid"])
+
+
+def add_fault(engine: Engine, data: dict[str, Any]) -> Row:
+    plan = faults.FaultPlan(
+        target=text(data, "target"),
+        kind=text(data, "kind"),
+        count=integer(data, "count", default=1, minimum=1, maximum=faults.MAX_COUNT),
+        seconds=number(data, "seconds", default=0.0, maximum=faults.MAX_DELAY),
+    )
+    try:
+        return faults.add(engine.store, plan, engine.clock.now())
+    except faults.FaultError as exc:
+        raise ControlError(exc.field, str(exc).partition(": ")[2]) from None
+
+
+def callbacks(app: FastAPI, query: dict[str, str]) -> dict[str, Any]:
+    """The delivery log; with ``attempts`` (and an ``orderid``), first wait until that many are logged."""
+    worker = delivery.worker(app)
+    key = orderid(query["orderid"]) if query.get("orderid") else None
+    reached = True
+    if "attempts" in query:
+        if key is None:
+            raise ControlError("orderid", "is required to wait for attempts")
+        wanted = integer(query, "attempts", minimum=1)
+        reached = worker.wait_for_attempts(key, wanted, number(query, "timeout", default=10.0, maximum=MAX_WAIT))
+    return {"callbacks": worker.deliveries(key), "timed_out": not reached}
+
+
+def catch_up(engine: Engine, limit: int = 1000) -> None:
+    """Do what the advanced clock made due before answering (the scheduler would, a moment later).
+
+    A long jump may cover several periods of a subscription: tick until nothing is due now.
+    """
+    for _ in range(limit):
+        due = engine.tick()
+        if due is None or due > engine.clock.now():
+            return
+
+
+def health(engine: Engine) -> dict[str, Any]:
+    def count(sql: str) -> int:
+        row = engine.store.one(sql)
+        return int(row["n"]) if row else 0
+
+    return {
+        "status": "ok",
+        "version": __version__,
+        "now": engine.clock.now(),
+        "transactions": count("SELECT COUNT(*) AS n FROM transactions"),
+        "callbacks_pending": count("SELECT COUNT(*) AS n FROM callbacks WHERE state IN ('pending', 'sending')"),
+        "faults": count("SELECT COUNT(*) AS n FROM faults WHERE remaining>0"),
+    }
 
 
 def install(app: FastAPI, engine: Engine) -> None:
-    """Add this part's routes and hooks to the app."""
+    """The ``/_sim/`` routes, the fault hook of the gateway routes and the 400 handler."""
+    faults.install(app)
+
+    async def refused(request: Request, exc: Exception) -> JSONResponse:
+        error = exc if isinstance(exc, ControlError) else ControlError("request", str(exc))
+        return JSONResponse(error.body(), status_code=error.http_status)
+
+    app.add_exception_handler(ControlError, refused)
+
+    @app.post(PREFIX + "/reset", include_in_schema=False)
+    async def post_reset() -> dict[str, Any]:
+        await run_in_threadpool(reset, app, engine)
+        return {"reset": True, "clock": clock_view(engine)}
+
+    @app.get(PREFIX + "/journal", include_in_schema=False)
+    async def get_journal(request: Request) -> dict[str, Any]:
+        query = dict(request.query_params)
+        limit = integer(query, "limit", default=500, minimum=1, maximum=100_000)
+        return {"entries": journal.entries(engine.store, login=query.get("login") or None, limit=limit)}
+
+    @app.get(PREFIX + "/transactions/{key}", include_in_schema=False)
+    async def get_transaction(key: str) -> dict[str, Any]:
+        return transaction_view(find_tx(engine, key))
+
+    @app.post(PREFIX + "/transactions/{key}/status", include_in_schema=False)
+    async def post_status(key: str, request: Request) -> dict[str, Any]:
+        tx = find_tx(engine, key)
+        data = await json_body(request)
+        try:
+            return transaction_view(force_status(engine, tx["orderid"], data))
+        except SimError as exc:
+            raise ControlError("status", exc.message) from None
+
+    @app.get(PREFIX + "/callbacks", include_in_schema=False)
+    async def get_callbacks(request: Request) -> dict[str, Any]:
+        return await run_in_threadpool(callbacks, app, dict(request.query_params))
+
+    @app.get(PREFIX + "/clock", include_in_schema=False)
+    async def get_clock() -> dict[str, Any]:
+        return clock_view(engine)
+
+    @app.post(PREFIX + "/clock/advance", include_in_schema=False)
+    async def post_advance(request: Request) -> dict[str, Any]:
+        seconds = number(await json_body(request), "seconds", maximum=MAX_ADVANCE)
+        engine.clock.advance(seconds)
+        await run_in_threadpool(catch_up, engine)
+        return {**clock_view(engine), "advanced": seconds}
+
+    @app.post(PREFIX + "/settle", include_in_schema=False)
+    async def post_settle(request: Request) -> dict[str, Any]:
+        return {"settled": settle(engine, await json_body(request))}
+
+    @app.post(PREFIX + "/faults", include_in_schema=False, status_code=201)
+    async def post_fault(request: Request) -> dict[str, Any]:
+        return add_fault(engine, await json_body(request))
+
+    @app.get(PREFIX + "/faults", include_in_schema=False)
+    async def get_faults() -> dict[str, Any]:
+        return {"faults": faults.active(engine.store)}
+
+    @app.delete(PREFIX + "/faults", include_in_schema=False)
+    async def delete_faults() -> dict[str, Any]:
+        return {"cleared": faults.clear(engine.store)}
+
+    @app.get(PREFIX + "/merchants", include_in_schema=False)
+    async def get_merchants() -> dict[str, Any]:
+        return {"merchants": merchants_view(engine)}
+
+    @app.get(PREFIX + "/health", include_in_schema=False)
+    async def get_health() -> dict[str, Any]:
+        return health(engine)

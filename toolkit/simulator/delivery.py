@@ -1,11 +1,301 @@
-"""(being written)"""
+"""Server callbacks (behaviour section 4): queued with the final status, sent by a small thread pool.
+
+- A final status of a transaction with a ``callback_url`` queues one row in ``callbacks`` (a final
+  hook: the same DB transaction as the status).  ``params`` are ``Engine.outcome_params``.
+- Due rows are claimed by a tick hook (``state='sending'`` and a claim token kept here) and handed
+  to the pool, so a slow merchant never holds up the scheduler and nothing is sent twice by accident.
+- An attempt is an HTTP GET with the parameters in the query string and ``callback_timeout``.
+  Anything but 200, a timeout or a connection error schedules the next try after
+  ``callback_retry[n]`` seconds on the simulator's clock (``/_sim/clock/advance`` makes it due at
+  once); ``1 + len(callback_retry)`` tries in all, then the row is ``failed``.
+- Callback faults (``faults``): ``fail`` logs a failed try without sending; ``duplicate`` sends twice.
+- Every attempt is logged (``callback_attempts``: time, HTTP status or error, elapsed seconds).
+  A reset while a callback is on its way: the merchant may still get it, nothing is logged.
+- ``next_due`` feeds ``engine.due_providers``: the scheduler wakes exactly when a retry is due.
+"""
 
 from __future__ import annotations
 
+import logging
+import secrets
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import requests
 from fastapi import FastAPI
 
+from toolkit._version import __version__
+from toolkit.models import Status
+from toolkit.simulator import faults
 from toolkit.simulator.engine import Engine
+from toolkit.simulator.store import Row, dumps, loads
+
+log = logging.getLogger("gatekit.simulator")
+
+FINAL_STATUSES = frozenset(s.value for s in (Status.APPROVED, Status.DECLINED, Status.FILTERED, Status.ERROR))
+WORKERS = 4
+USER_AGENT = f"gatekit-simulator/{__version__}"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One claimed callback on its way to the merchant."""
+
+    callback_id: int
+    token: str
+    url: str
+    params: dict[str, str]
+    fault: str  # "", "fail" or "duplicate" (toolkit.simulator.faults)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    at: float
+    http_status: int | None
+    error: str
+    elapsed: float
+
+    @property
+    def ok(self) -> bool:
+        return self.http_status == 200
+
+
+class Delivery:
+    """The callback queue of one simulator: engine hooks, the worker pool and the delivery log.
+
+    ``_claims`` (callback id -> token of the job that owns it) changes only inside store
+    transactions, so a job, a tick and a reset never see it half-way.
+    """
+
+    def __init__(self, engine: Engine, *, workers: int = WORKERS) -> None:
+        self.engine = engine
+        self.store = engine.store
+        self.workers = workers
+        self._pool: ThreadPoolExecutor | None = None
+        self._claims: dict[int, str] = {}
+        self._changed = threading.Condition()
+        self._version = 0
+
+    # --- life -------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the pool; rows left ``sending`` by a stopped simulator are due again."""
+        with self.store.transaction():
+            self._claims.clear()
+            self.store.execute("UPDATE callbacks SET state='pending' WHERE state='sending'")
+            self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="gatekit-callback")
+        self.engine.wake()
+
+    def stop(self) -> None:
+        """No new sends; cancel queued ones (they stay ``sending`` until the next start); join the rest."""
+        with self.store.transaction():
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        self._notify()
+
+    def forget(self) -> None:
+        """After a reset (call inside its transaction): jobs on their way record nothing."""
+        self._claims.clear()
+
+    # --- engine hooks ------------------------------------------------------------------------------
+
+    def enqueue(self, tx: Row) -> None:
+        """Final hook: queue the callback of a final status (``unknown`` is not final)."""
+        if not tx["callback_url"] or tx["status"] not in FINAL_STATUSES:
+            return
+        now = self.engine.clock.now()
+        self.store.insert(
+            "callbacks",
+            {
+                "orderid": tx["orderid"],
+                "login": tx["login"],
+                "url": tx["callback_url"],
+                "params": dumps(self.engine.outcome_params(tx)),
+                "next_at": now,
+                "created_at": now,
+            },
+        )
+        self.engine.wake()
+
+    def dispatch_due(self, now: float) -> None:
+        """Tick hook: claim every due callback and hand it to the pool (inside the tick's transaction)."""
+        pool = self._pool
+        if pool is None:
+            return
+        due = self.store.all(
+            "SELECT * FROM callbacks WHERE state='pending' AND next_at<=? ORDER BY next_at, id", (now,)
+        )
+        for row in due:
+            if row["id"] in self._claims:  # a job from a rolled-back tick has not let go yet
+                continue
+            fault = faults.take_callback_fault(self.store)
+            job = Job(row["id"], secrets.token_hex(8), row["url"], loads(row["params"]), fault)
+            self._claims[job.callback_id] = job.token
+            try:
+                pool.submit(self._deliver, job)
+            except RuntimeError:  # the pool is shutting down: leave the row pending
+                del self._claims[job.callback_id]
+                return
+            self.store.execute("UPDATE callbacks SET state='sending' WHERE id=?", (job.callback_id,))
+
+    def next_due(self) -> float | None:
+        row = self.store.one("SELECT MIN(next_at) AS t FROM callbacks WHERE state='pending'")
+        return row["t"] if row else None
+
+    # --- the worker --------------------------------------------------------------------------------
+
+    def _deliver(self, job: Job) -> None:
+        try:
+            if not self._owns(job):
+                return
+            attempts = [self._attempt(job)]
+            if job.fault == "duplicate":
+                attempts.append(self._attempt(job))
+            self._record(job, attempts)
+        except Exception:  # a bug of the simulator: keep the pool alive, try again later
+            log.exception("callback %s failed unexpectedly", job.callback_id)
+            self._release(job)
+        finally:
+            self._notify()
+            self.engine.wake()
+
+    def _owns(self, job: Job) -> bool:
+        """True when the claim was committed (the tick's transaction did not roll back) and is still ours."""
+        with self.store.transaction():
+            row = self.store.one("SELECT state FROM callbacks WHERE id=?", (job.callback_id,))
+            if self._claims.get(job.callback_id) == job.token and row is not None and row["state"] == "sending":
+                return True
+            if self._claims.get(job.callback_id) == job.token:
+                del self._claims[job.callback_id]
+            return False
+
+    def _attempt(self, job: Job) -> Attempt:
+        at, started = self.engine.clock.now(), time.monotonic()
+        if job.fault == "fail":
+            return Attempt(at, None, "injected fault: fail (not sent)", 0.0)
+        timeout = self.engine.settings.callback_timeout
+        try:
+            with requests.get(
+                job.url, params=job.params, timeout=timeout, allow_redirects=False, headers={"User-Agent": USER_AGENT}
+            ) as answer:
+                status = answer.status_code
+        except requests.Timeout:
+            return Attempt(at, None, f"timeout: no answer within {timeout:g} s", time.monotonic() - started)
+        except requests.RequestException as exc:
+            return Attempt(at, None, f"{exc.__class__.__name__}: {exc}", time.monotonic() - started)
+        error = "" if status == 200 else f"HTTP {status}: anything but 200 is retried"
+        return Attempt(at, status, error, time.monotonic() - started)
+
+    def _record(self, job: Job, attempts: list[Attempt]) -> None:
+        """Log the attempts; then delivered, the next try on the clock, or failed after the last retry."""
+        with self.store.transaction():
+            if self._claims.get(job.callback_id) != job.token:
+                return  # reset meanwhile: the row is gone
+            del self._claims[job.callback_id]
+            row = self.store.one("SELECT * FROM callbacks WHERE id=?", (job.callback_id,))
+            if row is None or row["state"] != "sending":
+                return
+            for attempt in attempts:
+                self.store.insert(
+                    "callback_attempts",
+                    {
+                        "callback_id": job.callback_id,
+                        "at": attempt.at,
+                        "http_status": attempt.http_status,
+                        "error": attempt.error,
+                        "elapsed": round(attempt.elapsed, 6),
+                    },
+                )
+            tries = row["attempts"] + 1
+            retry = self.engine.settings.callback_retry
+            values: dict[str, Any] = {"attempts": tries}
+            if any(attempt.ok for attempt in attempts):
+                values["state"] = "delivered"
+            elif tries <= len(retry):
+                values.update(state="pending", next_at=self.engine.clock.now() + retry[tries - 1])
+            else:
+                values["state"] = "failed"
+            self.store.update("callbacks", "id", job.callback_id, values)
+
+    def _release(self, job: Job) -> None:
+        """After a failure of the simulator itself: due again after the first retry delay (no hot loop)."""
+        later = self.engine.clock.now() + (self.engine.settings.callback_retry or (1.0,))[0]
+        with self.store.transaction():
+            if self._claims.get(job.callback_id) == job.token:
+                del self._claims[job.callback_id]
+                self.store.execute(
+                    "UPDATE callbacks SET state='pending', next_at=? WHERE id=? AND state='sending'",
+                    (later, job.callback_id),
+                )
+
+    # --- reading and waiting -----------------------------------------------------------------------
+
+    def deliveries(self, orderid: int | None = None) -> list[dict[str, Any]]:
+        """Callbacks (oldest first) with their attempts: the delivery log of one order or of all."""
+        where, args = ("WHERE orderid=?", (orderid,)) if orderid is not None else ("", ())
+        rows = self.store.all(f"SELECT * FROM callbacks {where} ORDER BY id", args)
+        return [self._view(row) for row in rows]
+
+    def _view(self, row: Row) -> dict[str, Any]:
+        attempts = self.store.all(
+            "SELECT at, http_status, error, elapsed FROM callback_attempts WHERE callback_id=? ORDER BY id",
+            (row["id"],),
+        )
+        return {
+            "id": row["id"],
+            "orderid": str(row["orderid"]),
+            "login": row["login"],
+            "url": row["url"],
+            "state": row["state"],
+            "tries": row["attempts"],
+            "next_at": row["next_at"] if row["state"] == "pending" else None,
+            "created_at": row["created_at"],
+            "params": loads(row["params"]),
+            "attempts": attempts,
+        }
+
+    def attempt_count(self, orderid: int) -> int:
+        row = self.store.one(
+            "SELECT COUNT(*) AS n FROM callback_attempts a JOIN callbacks c ON a.callback_id=c.id WHERE c.orderid=?",
+            (orderid,),
+        )
+        return int(row["n"]) if row else 0
+
+    def wait_for_attempts(self, orderid: int, count: int, timeout: float) -> bool:
+        """Block until ``count`` attempts for the order are logged (woken by each one); False at the timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._changed:
+                seen = self._version
+            if self.attempt_count(orderid) >= count:
+                return True
+            with self._changed:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self._pool is None:
+                    return False
+                if self._version == seen:
+                    self._changed.wait(remaining)
+
+    def _notify(self) -> None:
+        with self._changed:
+            self._version += 1
+            self._changed.notify_all()
+
+
+def worker(app: FastAPI) -> Delivery:
+    """The app's ``Delivery`` (``app.state.delivery``)."""
+    delivery: Delivery = app.state.delivery
+    return delivery
 
 
 def install(app: FastAPI, engine: Engine) -> None:
-    """Add this part's routes and hooks to the app."""
+    """Hooks into the engine; ``app.py``'s lifespan starts and stops the pool."""
+    delivery = Delivery(engine)
+    engine.final_hooks.append(delivery.enqueue)
+    engine.tick_hooks.append(delivery.dispatch_due)
+    engine.due_providers.append(delivery.next_due)
+    app.state.delivery = delivery

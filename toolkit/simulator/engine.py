@@ -21,7 +21,7 @@ from toolkit.signing import callback_control
 from toolkit.simulator.clock import SimClock
 from toolkit.simulator.errors import SimError, state_error
 from toolkit.simulator.settings import Merchant, SimulatorSettings
-from toolkit.simulator.store import Row, Store, dumps, loads
+from toolkit.simulator.store import Row, Store, dumps, loads, row_id
 
 # Transaction kinds that start an order (a duplicate client_orderid among them is worth a warning).
 INITIAL_KINDS = ("sale", "preauth", "account-verification", "rebill", "payout", "payout-check", "transfer")
@@ -123,7 +123,8 @@ class Engine:
     # --- transactions ------------------------------------------------------------------------------
 
     def tx(self, orderid: int | str) -> Row:
-        row = self.store.one("SELECT * FROM transactions WHERE orderid=?", (int(orderid),))
+        key = orderid if isinstance(orderid, int) else row_id(orderid)
+        row = self.store.one("SELECT * FROM transactions WHERE orderid=?", (key,)) if key is not None else None
         if row is None:
             raise state_error(f"orderid {orderid} is unknown")
         return row
@@ -131,9 +132,10 @@ class Engine:
     def find(self, login: str, orderid: str | None, client_orderid: str) -> Row:
         """The merchant's transaction by orderid, or by client_orderid alone (the first one made)."""
         if orderid:
-            if not orderid.isdigit():
+            key = row_id(orderid)
+            if key is None:
                 raise state_error(f"orderid {orderid} is unknown")
-            row = self.store.one("SELECT * FROM transactions WHERE orderid=? AND login=?", (int(orderid), login))
+            row = self.store.one("SELECT * FROM transactions WHERE orderid=? AND login=?", (key, login))
             if row is None:
                 raise state_error(f"orderid {orderid} is unknown for this merchant")
             return row

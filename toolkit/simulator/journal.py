@@ -35,8 +35,9 @@ def record(
             "response_type": body.get("type", ""),
             "serial": body.get("serial-number", ""),
             "orderid": body.get("paynet-order-id", ""),
-            "client_orderid": dict(fields).get("client_orderid", dict(fields).get("client-order-id", "")),
-            "fields": dumps(mask_fields(fields)),
+            "client_orderid": mask_text(dict(fields).get("client_orderid", dict(fields).get("client-order-id", ""))),
+            # by name (card fields), then by content: a card number typed into any other field
+            "fields": dumps({name: mask_text(value) for name, value in mask_fields(fields).items()}),
             "warnings": dumps(warnings),
             "error": mask_text(body.get("error-message", ""))
             if body.get("type") in ("validation-error", "error")

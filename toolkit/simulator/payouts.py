@@ -38,11 +38,14 @@ def _destination(fields: dict[str, str]) -> dict[str, str]:
 
 
 def payout_plan(engine: Engine, tx: Row, *, reserve: bool = True) -> dict[str, str]:
-    """Amount rule, then the balance: declined when the payout exceeds it; reserved when approved."""
+    """Amount rule, then the balance: declined when the payout exceeds it; reserved unless declined.
+
+    A payout whose amount plans ``unknown`` is reserved too (it may still go out), so it must fit.
+    """
     amount = str(from_minor_units(tx["amount_minor"], tx["currency"]))
     plan = amount_plan(amount, tx["currency"])
     available = balance(engine, tx["login"])
-    if plan["plan_status"] == "approved" and tx["amount_minor"] > available:
+    if plan["plan_status"] != "declined" and tx["amount_minor"] > available:
         money = f"{from_minor_units(available, tx['currency'])} {tx['currency']}"
         plan = {
             "plan_status": "declined",

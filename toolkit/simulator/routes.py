@@ -12,12 +12,14 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
+from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
 from toolkit.operations import AuthScheme, Operation, iter_operations
 from toolkit.simulator import checks, journal, render, urls
 from toolkit.simulator.engine import Call, Engine
-from toolkit.simulator.errors import SimError, server_error
+from toolkit.simulator.errors import SimError, endpoint_error, server_error
 from toolkit.wire import FORM_TYPE, MEDIA_TYPE, decode_form
 
 log = logging.getLogger("gatekit.simulator")
@@ -60,7 +62,7 @@ def accept(
             pairs,
             address,
             engine.store,
-            engine.clock.now(),
+            engine.clock.wall(),  # the client's clock is real time, whatever a test did to ours
             engine.settings.timestamp_window,
         )
     serial = str(uuid.uuid4())
@@ -118,8 +120,24 @@ def _login_of(engine: Engine, path_id: str, by_group: bool) -> str:
     return ""
 
 
+async def _no_operation(request: Request, exc: Exception) -> Response:
+    """A 404 or 405 under ``/paynet/api/`` in the gateway's format (spec 2.1: every response); elsewhere FastAPI's."""
+    assert isinstance(exc, HTTPException)
+    if exc.status_code not in (404, 405) or not request.url.path.startswith(urls.PAGE_ROOT + "/api/"):
+        return await http_exception_handler(request, exc)
+    if exc.status_code == 405:
+        error = SimError(f"{request.method} {request.url.path}: gateway operations answer POST only", code="6")
+    else:
+        error = endpoint_error(
+            f"{request.url.path} is not an operation of the gateway (see {urls.PAGE_ROOT}/openapi.json)"
+        )
+    body = render.error_body(str(uuid.uuid4()), error)
+    return render.respond(MEDIA_TYPE in request.headers.get("accept", ""), exc.status_code, body)
+
+
 def install(app: FastAPI) -> None:
     """One route per operation and addressing mode (group routes answer a clear error when not allowed)."""
+    app.add_exception_handler(HTTPException, _no_operation)
     for op in iter_operations():
         for by_group, path in ((False, op.path), (True, op.group_path)):
             template = urls.PAGE_ROOT + path.replace("{endpointId}", "{path_id}").replace(

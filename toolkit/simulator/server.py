@@ -6,6 +6,7 @@ with SimulatorServer() as sim:
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 import uvicorn
 
 from toolkit.config import GatewayConfig, simulator_config
+from toolkit.simcontrol import SimulatorControl
 from toolkit.simulator.app import create_app
 from toolkit.simulator.settings import SimulatorSettings, default_settings
 from toolkit.simulator.store import Store
@@ -59,6 +61,7 @@ class SimulatorServer:
         self._ready = threading.Event()
         config = uvicorn.Config(self.app, log_level=log_level, lifespan="on", access_log=False)
         self._server = _Server(config, self._ready)
+        self.app.state.transport_finder = self._transport_of
         self._thread: threading.Thread | None = None
 
     @property
@@ -72,6 +75,18 @@ class SimulatorServer:
     def client_config(self, **overrides: Any) -> GatewayConfig:
         """The demo merchant's client configuration for this simulator."""
         return simulator_config(self.base_url).with_overrides(**overrides)
+
+    def control(self, **options: Any) -> SimulatorControl:
+        """A client of this simulator's control API (``/_sim/``)."""
+        return SimulatorControl(self.root_url, **options)
+
+    def _transport_of(self, client: tuple[str, int]) -> asyncio.BaseTransport | None:
+        """The connection of a client address, for the ``drop`` fault (ASGI itself cannot abort one)."""
+        for connection in list(self._server.server_state.connections):
+            if getattr(connection, "client", None) == client:
+                transport: asyncio.BaseTransport | None = getattr(connection, "transport", None)
+                return transport
+        return None
 
     def start(self, timeout: float = 10.0) -> SimulatorServer:
         self._thread = threading.Thread(

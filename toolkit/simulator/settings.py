@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from toolkit import demo
 from toolkit.keys import KeyProblem, load_public_key
 from toolkit.masking import Secret
-from toolkit.money import MoneyError, to_minor_units
+from toolkit.money import MoneyError, currency_exponent, to_minor_units
 
 
 class SettingsError(ValueError):
@@ -86,8 +86,34 @@ def default_settings(**overrides: Any) -> SimulatorSettings:
     return SimulatorSettings(merchants=(demo_merchant(),), **overrides)
 
 
+MERCHANT_SETTINGS = (
+    "login",
+    "control_key",
+    "endpoint_ids",
+    "endpoint_group_ids",
+    "rsa_public_key_file",
+    "payout_balance",
+    "currency",
+)
+SIMULATOR_SETTINGS = tuple(name for name in SimulatorSettings.__dataclass_fields__ if name != "merchants")
+
+
+def _unknown(where: str, table: dict[str, Any], known: tuple[str, ...]) -> None:
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise SettingsError(f"{where}: unknown settings {', '.join(unknown)}; known: {', '.join(known)}")
+
+
+def _ids(where: str, table: dict[str, Any], name: str) -> tuple[str, ...]:
+    values = table.get(name, [])
+    if not isinstance(values, list) or not all(str(v).isdigit() and not isinstance(v, bool) for v in values):
+        raise SettingsError(f"{where}: {name} must be a list of numeric ids, e.g. [51494], got {values!r}")
+    return tuple(str(v) for v in values)
+
+
 def _merchant(table: dict[str, Any], base: Path, index: int) -> Merchant:
     where = f"[[merchant]] #{index + 1}"
+    _unknown(where, table, MERCHANT_SETTINGS)
     for name in ("login", "control_key", "endpoint_ids"):
         if not table.get(name):
             raise SettingsError(f"{where}: '{name}' is required")
@@ -100,21 +126,46 @@ def _merchant(table: dict[str, Any], base: Path, index: int) -> Merchant:
         except (KeyProblem, OSError) as exc:
             raise SettingsError(f"{where} ({table['login']}): rsa_public_key_file {path}: {exc}") from None
     currency = str(table.get("currency", "EUR"))
-    balance = Decimal(str(table.get("payout_balance", "0")))
     try:
+        balance = Decimal(str(table.get("payout_balance", "0")))
+        currency_exponent(currency)
+        if balance < 0 or not balance.is_finite():
+            raise MoneyError("payout_balance", f"{balance} must be zero or a positive amount")
         if balance:
             to_minor_units(balance, currency)
     except MoneyError as exc:
         raise SettingsError(f"{where}: payout_balance/currency: {exc}") from None
+    except InvalidOperation:
+        raise SettingsError(f"{where}: payout_balance {table['payout_balance']!r} is not an amount") from None
     return Merchant(
         login=str(table["login"]),
         control_key=Secret(str(table["control_key"])),
-        endpoint_ids=tuple(str(i) for i in table["endpoint_ids"]),
-        endpoint_group_ids=tuple(str(i) for i in table.get("endpoint_group_ids", ())),
+        endpoint_ids=_ids(where, table, "endpoint_ids"),
+        endpoint_group_ids=_ids(where, table, "endpoint_group_ids"),
         rsa_public_key=public_key,
         payout_balance=balance,
         currency=currency,
     )
+
+
+def _seconds(where: str, name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise SettingsError(f"{where}: {name} must be a number of seconds >= 0, got {value!r}")
+    return value
+
+
+def _simulator(table: dict[str, Any], where: str) -> dict[str, Any]:
+    """The [simulator] table, checked: known names, numbers of seconds (callback_retry: a list of them)."""
+    _unknown(where, table, SIMULATOR_SETTINGS)
+    values: dict[str, Any] = {}
+    for name, value in table.items():
+        if name == "callback_retry":
+            if not isinstance(value, list) or not value:
+                raise SettingsError(f"{where}: callback_retry must be a list of seconds, e.g. [1, 2, 4]")
+            values[name] = tuple(float(_seconds(where, name, item)) for item in value)
+        else:
+            values[name] = _seconds(where, name, value)
+    return values
 
 
 def load_settings(path: Path | None) -> SimulatorSettings:
@@ -125,18 +176,15 @@ def load_settings(path: Path | None) -> SimulatorSettings:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise SettingsError(f"{path}: {exc}") from None
-    sim = dict(data.get("simulator", {}))
-    merchants = tuple(_merchant(t, path.parent, i) for i, t in enumerate(data.get("merchant", [])))
+    _unknown(str(path), data, ("simulator", "merchant"))
+    tables = data.get("merchant", [])
+    if not isinstance(tables, list) or not isinstance(data.get("simulator", {}), dict):
+        raise SettingsError(f"{path}: write one [simulator] table and [[merchant]] tables (double brackets)")
+    merchants = tuple(_merchant(t, path.parent, i) for i, t in enumerate(tables))
     if not merchants:
         merchants = (demo_merchant(),)
     _check_unique_ids(merchants)
-    if "callback_retry" in sim:
-        sim["callback_retry"] = tuple(float(s) for s in sim["callback_retry"])
-    known = set(SimulatorSettings.__dataclass_fields__) - {"merchants"}
-    unknown = sorted(set(sim) - known)
-    if unknown:
-        raise SettingsError(f"{path}: unknown [simulator] settings: {', '.join(unknown)}")
-    return SimulatorSettings(merchants=merchants, **sim)
+    return SimulatorSettings(merchants=merchants, **_simulator(data.get("simulator", {}), f"{path} [simulator]"))
 
 
 def _check_unique_ids(merchants: tuple[Merchant, ...]) -> None:

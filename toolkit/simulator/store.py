@@ -74,6 +74,19 @@ CREATE TABLE IF NOT EXISTS faults (
 FIRST_IDS = {"transactions": 8056020, "card_refs": 1679215, "recurring": 700100}
 
 Row = dict[str, Any]
+MAX_ROW_ID = 2**63 - 1  # SQLite's largest INTEGER
+
+
+def row_id(text: str) -> int | None:
+    """An identifier from a request as the store can look it up; None when it cannot exist.
+
+    Only ASCII digits count (``str.isdigit`` also accepts ``²``, which ``int`` refuses), and
+    nothing above SQLite's largest integer (binding one raises OverflowError).
+    """
+    if not (text.isascii() and text.isdigit()):
+        return None
+    value = int(text)
+    return value if value <= MAX_ROW_ID else None
 
 
 class Store:

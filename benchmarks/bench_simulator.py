@@ -1,0 +1,290 @@
+"""Sale + status round trips per second through the simulator, against a bare uvicorn app.
+
+    .venv/bin/python benchmarks/bench_simulator.py [--seconds 5] [--repeat 3] [--same-core] [--profile]
+
+Rows, measured in the same run, one request at a time, over loopback:
+  bare      a bare ASGI app under uvicorn that reads the body and answers a constant JSON body;
+            the client is requests.Session, the same library the GatewayClient uses
+  simulator GatewayClient: sale, then status by orderid (validation, control signing, decoding,
+            typed responses), each sale with a new client_orderid
+  simulator requests.Session with bodies signed beforehand: the server's share of the above
+
+Fairness: each server runs alone in its own process pinned to one core (os.sched_setaffinity)
+and the client runs in this process pinned to another, so neither steals the other's CPU and
+the figure is what one server core delivers to one sequential client.  ``--same-core`` pins
+both to one core instead (then the rate also pays for the client and the context switches).
+Both servers use the same uvicorn configuration (its default loop and HTTP implementation,
+no access log).  Rows are interleaved ``--repeat`` times and the median is reported.
+``--profile`` runs the simulator under cProfile and prints its hot spots.  The goal: the
+simulator through the GatewayClient reaches at least half of the bare figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import multiprocessing
+import os
+import pstats
+import socket
+import statistics
+import threading
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+import requests
+import uvicorn
+
+from toolkit import demo, signing
+from toolkit.client import GatewayClient
+from toolkit.config import simulator_config
+from toolkit.operations import get_operation
+from toolkit.testdata.outcomes import EXAMPLE_CARDS
+from toolkit.wire import FORM_TYPE, MEDIA_TYPE, encode_form
+
+SALE = {
+    "order_desc": "Benchmark order",
+    "amount": "10.42",
+    "currency": "EUR",
+    "email": "john.smith@example.com",
+    "ipaddress": "203.0.113.7",
+    "credit_card_number": EXAMPLE_CARDS[0],
+    "card_printed_name": "JOHN SMITH",
+    "expire_month": "12",
+    "expire_year": "2099",
+    "cvv2": "123",
+}
+CONSTANT = json.dumps({"type": "async-response", "serial-number": "0", "paynet-order-id": "1"}).encode()
+HEADERS = {"Accept": MEDIA_TYPE, "Content-Type": FORM_TYPE}
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+async def bare_app(scope: Scope, receive: Receive, send: Send) -> None:
+    """The floor: read the whole body, answer a constant JSON body.  No framework."""
+    if scope["type"] != "http":
+        return
+    more = True
+    while more:
+        more = (await receive()).get("more_body", False)
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", MEDIA_TYPE.encode())]})
+    await send({"type": "http.response.body", "body": CONSTANT})
+
+
+# --- the server process ---------------------------------------------------------------------------
+
+
+def serve(kind: str, core: int | None, profile: bool, conn: Connection) -> None:
+    """Child process: pin, bind a free port, report it, serve until told to stop (then report the profile)."""
+    if core is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {core})
+    if kind == "bare":
+        app: Any = bare_app
+    else:
+        from toolkit.simulator.app import create_app  # imported here: the bare server never loads it
+
+        app = create_app()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY, as the simulator
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="auto" if kind == "bare" else "on")
+    server = uvicorn.Server(config)
+
+    def stop_when_told() -> None:
+        conn.recv()
+        server.should_exit = True
+
+    threading.Thread(target=stop_when_told, daemon=True).start()
+    conn.send(sock.getsockname()[1])
+    profiler = cProfile.Profile() if profile else None
+    if profiler:
+        profiler.enable()
+    server.run(sockets=[sock])
+    if profiler:
+        profiler.disable()
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
+        conn.send(out.getvalue())
+
+
+@dataclass
+class Server:
+    process: multiprocessing.process.BaseProcess
+    conn: Connection
+    port: int
+    profile: bool = False
+
+    @property
+    def cpu_seconds(self) -> float | None:
+        """utime + stime of the server process (Linux /proc), None elsewhere."""
+        try:
+            with open(f"/proc/{self.process.pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> str:
+        """Stop the server; its profile report when it was profiled."""
+        self.conn.send("stop")
+        report = self.conn.recv() if self.profile and self.conn.poll(30) else ""
+        self.process.join(timeout=30)
+        return str(report)
+
+
+def start(kind: str, core: int | None, profile: bool = False) -> Server:
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    process = context.Process(target=serve, args=(kind, core, profile, child), name=f"bench-{kind}", daemon=True)
+    process.start()
+    if not parent.poll(60):
+        raise RuntimeError(f"the {kind} server did not start")
+    return Server(process, parent, parent.recv(), profile)
+
+
+# --- the client side ------------------------------------------------------------------------------
+
+
+def timed(round_trip: Callable[[int], None], seconds: float, server: Server) -> tuple[float, float | None]:
+    """(round trips per second, server CPU ms per round trip) over about ``seconds``."""
+    for n in range(100):  # warm-up: connections, caches, the store's first pages
+        round_trip(n)
+    count, cpu_before, started = 0, server.cpu_seconds, time.perf_counter()
+    deadline = started + seconds
+    while time.perf_counter() < deadline:
+        round_trip(count)
+        count += 1
+    elapsed = time.perf_counter() - started
+    cpu_after = server.cpu_seconds
+    cpu = None if cpu_before is None or cpu_after is None else (cpu_after - cpu_before) * 1000 / count
+    return count / elapsed, cpu
+
+
+def bare_round_trips(port: int) -> Callable[[int], None]:
+    session = requests.Session()
+    base = f"http://127.0.0.1:{port}/paynet/api/v2"
+    body = encode_form({"client_orderid": "bench", **SALE, "control": "0" * 40}).encode()
+    status = encode_form({"client_orderid": "bench", "orderid": "1", "control": "0" * 40}).encode()
+
+    def round_trip(_: int) -> None:
+        session.post(f"{base}/sale/1001", data=body, headers=HEADERS, timeout=30).json()
+        session.post(f"{base}/status/1001", data=status, headers=HEADERS, timeout=30).json()
+
+    return round_trip
+
+
+def client_round_trips(port: int, run: str) -> Callable[[int], None]:
+    client = GatewayClient(simulator_config(f"http://127.0.0.1:{port}/paynet"))
+
+    def round_trip(n: int) -> None:
+        ack = client.sale({"client_orderid": f"{run}-{n}", **SALE})
+        client.status(client_orderid=ack.client_orderid, orderid=ack.orderid)
+
+    return round_trip
+
+
+def presigned_round_trips(port: int, run: str, count: int) -> Callable[[int], None]:
+    """Sale and status bodies signed beforehand (status by client_orderid: no orderid to wait for)."""
+    session = requests.Session()
+    base = f"http://127.0.0.1:{port}/paynet/api/v2"
+    sales, statuses = [], []
+    for n in range(count):
+        sale = {"client_orderid": f"{run}-{n}", **SALE}
+        status = {"client_orderid": sale["client_orderid"]}
+        sales.append(encode_form(_signed("sale", sale)).encode())
+        statuses.append(encode_form(_signed("status", status)).encode())
+
+    def round_trip(n: int) -> None:
+        session.post(f"{base}/sale/1001", data=sales[n % count], headers=HEADERS, timeout=30).json()
+        session.post(f"{base}/status/1001", data=statuses[n % count], headers=HEADERS, timeout=30).json()
+
+    return round_trip
+
+
+def _signed(operation: str, fields: dict[str, str]) -> dict[str, str]:
+    control = signing.control_for(
+        get_operation(operation), fields, endpoint_id=demo.ENDPOINT_ID, login=demo.LOGIN, control_key=demo.CONTROL_KEY
+    )
+    return {**fields, "control": control}
+
+
+# --- the run ------------------------------------------------------------------------------------
+
+
+def cores(same_core: bool) -> tuple[int | None, int | None]:
+    """(server core, client core); None where affinity cannot be set."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None, None
+    available = sorted(os.sched_getaffinity(0))
+    server = available[0]
+    client = server if same_core or len(available) == 1 else available[1]
+    return server, client
+
+
+ROWS = (
+    ("bare ASGI app", "requests.Session"),
+    ("simulator", "GatewayClient"),
+    ("simulator", "requests.Session, pre-signed"),
+)
+
+
+def measure(seconds: float, repeat: int, server_core: int | None) -> dict[int, list[tuple[float, float | None]]]:
+    results: dict[int, list[tuple[float, float | None]]] = {index: [] for index in range(len(ROWS))}
+    bare, simulator = start("bare", server_core), start("simulator", server_core)
+    try:
+        for round_number in range(repeat):
+            run = f"bench-{os.getpid()}-{round_number}"
+            trips = (
+                (bare_round_trips(bare.port), bare),
+                (client_round_trips(simulator.port, run), simulator),
+                (presigned_round_trips(simulator.port, run + "-raw", 20000), simulator),
+            )
+            for index, (round_trip, server) in enumerate(trips):
+                results[index].append(timed(round_trip, seconds, server))
+    finally:
+        bare.stop()
+        simulator.stop()
+    return results
+
+
+def table(results: dict[int, list[tuple[float, float | None]]]) -> str:
+    medians = {i: statistics.median(rate for rate, _ in runs) for i, runs in results.items()}
+    cpus = {i: [cpu for _, cpu in runs if cpu is not None] for i, runs in results.items()}
+    lines = [f"{'server':<16}{'client':<32}{'round trips/s':>14}{'ms each':>9}{'server CPU ms':>15}{'vs bare':>9}"]
+    for index, (target, client) in enumerate(ROWS):
+        cpu = f"{statistics.median(cpus[index]):.2f}" if cpus[index] else "n/a"
+        rate = medians[index]
+        lines.append(f"{target:<16}{client:<32}{rate:>14,.0f}{1000 / rate:>9.2f}{cpu:>15}{rate / medians[0]:>9.2f}")
+    verdict = "reached" if medians[1] >= medians[0] / 2 else "NOT reached"
+    lines.append(f"goal (simulator through the GatewayClient >= half of bare): {verdict}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="time spent on each row, each repetition")
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved repetitions (the median is shown)")
+    parser.add_argument("--same-core", action="store_true", help="pin client and servers to one core")
+    parser.add_argument("--profile", action="store_true", help="profile the simulator (cProfile) and print hot spots")
+    args = parser.parse_args()
+    server_core, client_core = cores(args.same_core)
+    if client_core is not None:
+        os.sched_setaffinity(0, {client_core})
+    print(f"server core {server_core}, client core {client_core}, {args.seconds:g} s x {args.repeat} per row")
+    if args.profile:
+        simulator = start("simulator", server_core, profile=True)
+        round_trip = client_round_trips(simulator.port, f"profile-{os.getpid()}")
+        rate, _ = timed(round_trip, args.seconds, simulator)
+        print(f"profiled simulator: {rate:,.0f} round trips/s (under cProfile)")
+        print(simulator.stop())
+        return
+    print(table(measure(args.seconds, args.repeat, server_core)))
+
+
+if __name__ == "__main__":
+    main()

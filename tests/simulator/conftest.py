@@ -1,0 +1,85 @@
+"""Fixtures of the simulator tests: one running simulator per module, clients for it, raw requests.
+
+``server`` and ``client`` here replace the recording server and its client of ``tests/conftest.py``:
+under ``tests/simulator`` they are the simulator on a loopback port and the demo merchant's client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+
+import pytest
+import requests
+
+from toolkit import demo, signing
+from toolkit.client import GatewayClient
+from toolkit.config import GatewayConfig
+from toolkit.operations import get_operation
+from toolkit.simulator import SimulatorServer
+from toolkit.testdata import new_client_orderid
+from toolkit.wire import FORM_TYPE, MEDIA_TYPE, encode_form
+
+Post = Callable[..., requests.Response]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[SimulatorServer]:
+    """The simulator with the demo merchant and an in-memory store, shared by the tests of a module."""
+    with SimulatorServer() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def config(server: SimulatorServer) -> GatewayConfig:
+    return server.client_config()
+
+
+@pytest.fixture(scope="module")
+def client(config: GatewayConfig) -> Iterator[GatewayClient]:
+    with GatewayClient(config) as gateway:
+        yield gateway
+
+
+@pytest.fixture(scope="module")
+def unchecked(config: GatewayConfig) -> Iterator[GatewayClient]:
+    """A client that sends what its own checks would refuse (``validate=False``), still signed."""
+    with GatewayClient(config, validate=False) as gateway:
+        yield gateway
+
+
+@pytest.fixture
+def fresh_id() -> Callable[[], str]:
+    """A new client_orderid at every call (unique across tests, runs and xdist workers)."""
+    return lambda: new_client_orderid("sim")
+
+
+def _with_control(operation: str, fields: Mapping[str, str], path_id: str = demo.ENDPOINT_ID) -> dict[str, str]:
+    op = get_operation(operation)
+    control = signing.control_for(op, fields, endpoint_id=path_id, login=demo.LOGIN, control_key=demo.CONTROL_KEY)
+    return {**fields, "control": control}
+
+
+@pytest.fixture(scope="session")
+def with_control() -> Callable[..., dict[str, str]]:
+    """``with_control(operation, fields, path_id="1001")``: the fields plus the demo merchant's ``control``."""
+    return _with_control
+
+
+@pytest.fixture(scope="module")
+def post(server: SimulatorServer) -> Iterator[Post]:
+    """A raw POST to ``server.base_url + path``: bytes, str or fields as the body; Accept unless ``accept=False``."""
+    session = requests.Session()
+
+    def send(
+        path: str,
+        body: bytes | str | Mapping[str, str] = b"",
+        *,
+        accept: bool = True,
+        headers: Mapping[str, str] | None = None,
+    ) -> requests.Response:
+        data = encode_form(body) if isinstance(body, Mapping) else body
+        sent = {"Content-Type": FORM_TYPE, **({"Accept": MEDIA_TYPE} if accept else {}), **(headers or {})}
+        return session.post(server.base_url + path, data=data, headers=sent, timeout=30)
+
+    yield send
+    session.close()

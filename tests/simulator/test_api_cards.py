@@ -1,0 +1,150 @@
+"""Card references, card info, rebills and recurring payments through the client (spec 4.3).
+
+Card-less charges (rebill, recurring) take their outcome from the amount: minor units ending in
+13 decline, in 17 end ``unknown`` (``toolkit.testdata.outcomes.AMOUNT_RULES``).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from toolkit.client import GatewayClient
+from toolkit.errors import ValidationError
+from toolkit.models import Status, StatusResponse
+from toolkit.testdata import (
+    EXAMPLE_CARDS,
+    amount_for,
+    card_for,
+    preauth_fields,
+    rebill_fields,
+    recurring_fields,
+    sale_fields,
+    verification_fields,
+)
+
+PAN = EXAMPLE_CARDS[0]
+ORDERS = {"sale": sale_fields, "preauth": preauth_fields, "account_verification": verification_fields}
+AMOUNT_OUTCOMES = {"approved": Status.APPROVED, "insufficient-funds": Status.DECLINED, "unknown": Status.UNKNOWN}
+
+
+def approved(client: GatewayClient, operation: str = "sale") -> StatusResponse:
+    fields = ORDERS[operation](card=card_for("approved", number=PAN))
+    status = client.wait_for_final_status(client.call(operation, fields))
+    assert status.status is Status.APPROVED
+    return status
+
+
+def card_ref(client: GatewayClient, operation: str = "sale") -> str:
+    source = approved(client, operation)
+    return client.create_card_ref(client_orderid=source.client_orderid, orderid=source.orderid).card_ref_id
+
+
+def settled_on(client: GatewayClient, client_orderid: str) -> StatusResponse:
+    """The status of a card-less charge once decided (``unknown`` counts: it is all the simulator will say)."""
+    return client.wait_for_status(client_orderid=client_orderid, until=lambda r: r.status is not Status.PROCESSING)
+
+
+@pytest.mark.parametrize("operation", ORDERS, ids=ORDERS)
+def test_a_card_reference_comes_from_a_final_approved_transaction(client: GatewayClient, operation: str) -> None:
+    source = approved(client, operation)
+    reference = client.create_card_ref(client_orderid=source.client_orderid, orderid=source.orderid)
+    assert reference.kind == "create-card-ref-response" and reference.card_ref_id.isdigit()
+    assert (reference.status, reference.orderid) == (Status.APPROVED, source.orderid)
+    again = client.create_card_ref(client_orderid=source.client_orderid, orderid=source.orderid)
+    assert again.card_ref_id == reference.card_ref_id
+
+
+def test_a_card_reference_by_the_v4_operation(client: GatewayClient) -> None:
+    source = approved(client)
+    reference = client.create_card_ref_v4(client_orderid=source.client_orderid, orderid=source.orderid)
+    assert reference.card_ref_id.isdigit() and reference.status is Status.APPROVED
+
+
+@pytest.mark.parametrize(
+    ("outcome", "match"),
+    [("insufficient-funds", "is a sale with status declined"), ("3ds-challenge", "is a sale with status processing")],
+    ids=["declined", "processing"],
+)
+def test_no_card_reference_from_a_transaction_that_is_not_final_approved(
+    client: GatewayClient, outcome: str, match: str
+) -> None:
+    ack = client.sale(sale_fields(card=card_for(outcome)))
+    client.wait_for_status(ack, until=lambda r: r.is_final or r.needs_payer)
+    with pytest.raises(ValidationError, match=f"a card reference needs a final approved card transaction; .*{match}"):
+        client.create_card_ref(client_orderid=ack.client_orderid, orderid=ack.orderid)
+
+
+def test_no_card_reference_from_a_capture(client: GatewayClient) -> None:
+    preauth = approved(client, "preauth")
+    capture = client.capture(client_orderid=preauth.client_orderid, orderid=preauth.orderid)
+    with pytest.raises(ValidationError, match="is a capture with status approved"):
+        client.create_card_ref(client_orderid=capture.client_orderid, orderid=capture.orderid)
+
+
+def test_card_info_shows_bin_brand_masked_pan_and_expiry(client: GatewayClient) -> None:
+    cardrefid = card_ref(client)
+    info = client.get_card_info(cardrefid=cardrefid)
+    card = card_for("approved", number=PAN)
+    assert (info.kind, info.card_ref_id, info.bin, info.last_four_digits) == (
+        "get-card-info-response",
+        cardrefid,
+        PAN[:6],
+        PAN[-4:],
+    )
+    assert (info.masked_pan, info.card_type) == (f"{PAN[:6]}******{PAN[-4:]}", "VISA")
+    assert (info.card_exp_month, info.card_exp_year) == (card.expire_month, card.expire_year)
+    assert not any(PAN in value for value in info.raw.values())
+
+
+@pytest.mark.parametrize("operation", ["get_card_info", "make_rebill", "create_recurring_payment"])
+def test_an_unknown_cardrefid_is_refused(client: GatewayClient, operation: str) -> None:
+    fields = {
+        "get_card_info": {"cardrefid": "1"},
+        "make_rebill": rebill_fields("1"),
+        "create_recurring_payment": recurring_fields("1"),
+    }[operation]
+    with pytest.raises(ValidationError, match="cardrefid 1 is unknown for this merchant") as caught:
+        client.call(operation, fields)
+    assert caught.value.error_code == "3"
+
+
+@pytest.mark.parametrize("outcome", AMOUNT_OUTCOMES, ids=[f"{amount_for(o)} {o}" for o in AMOUNT_OUTCOMES])
+def test_a_rebill_charges_the_stored_card_and_the_amount_chooses(client: GatewayClient, outcome: str) -> None:
+    cardrefid = card_ref(client)
+    ack = client.make_rebill(rebill_fields(cardrefid, outcome))
+    status = settled_on(client, ack.client_orderid)
+    assert (status.status, status.transaction_type, status.card_ref_id) == (
+        AMOUNT_OUTCOMES[outcome],
+        "rebill",
+        cardrefid,
+    )
+    assert (status.bin, status.last_four_digits, status.amount) == (PAN[:6], PAN[-4:], amount_for(outcome))
+
+
+def test_a_rebill_by_endpoint_group(client: GatewayClient) -> None:
+    ack = client.make_rebill(rebill_fields(card_ref(client)), use_group=True)
+    assert ack.end_point_id == "1001"
+    assert client.wait_for_final_status(ack).status is Status.APPROVED
+
+
+@pytest.mark.parametrize("outcome", AMOUNT_OUTCOMES, ids=[f"{amount_for(o)} {o}" for o in AMOUNT_OUTCOMES])
+def test_a_recurring_payment_is_created_and_charged_at_once(client: GatewayClient, outcome: str) -> None:
+    fields = recurring_fields(card_ref(client), outcome, period="week", interval=2)
+    created = client.create_recurring_payment(fields)
+    assert created.kind == "create-recurring-payment-response" and created.recurring_payment_id.isdigit()
+    assert created.client_orderid == fields["client_orderid"]
+    charge = settled_on(client, f"{fields['client_orderid']}-1")
+    assert (charge.status, charge.transaction_type, charge.amount) == (
+        AMOUNT_OUTCOMES[outcome],
+        "recurring-charge",
+        amount_for(outcome),
+    )
+
+
+def test_a_recurring_payment_starting_later_charges_nothing_yet(client: GatewayClient) -> None:
+    fields = recurring_fields(card_ref(client), start_date="2999-01-01", amount=Decimal("5.00"))
+    assert client.create_recurring_payment(fields).recurring_payment_id
+    with pytest.raises(ValidationError, match="no transaction with client_orderid"):
+        client.status(client_orderid=f"{fields['client_orderid']}-1")

@@ -1,0 +1,177 @@
+"""Card payments through the client: sale, preauth, verification, hosted forms, status, 3-D Secure uploads.
+
+The outcome comes from the sandbox table (``toolkit.testdata.outcomes``): CVV2 for card payments,
+the amount for 3-D Secure 1.0.2 test cards.  The payer's 3-D Secure steps are played in-process
+with the simulator's ACS functions (the pages have their own tests); the merchant's uploads go
+through the client like every other operation.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from toolkit.client import GatewayClient
+from toolkit.errors import ValidationError
+from toolkit.models import AsyncResponse, FormResponse, Status, StatusResponse
+from toolkit.simulator import SimulatorServer, threeds
+from toolkit.testdata import (
+    CARD_OUTCOMES,
+    CHALLENGE_PASSWORD,
+    EXAMPLE_CARDS,
+    FORM_OPERATIONS,
+    GENERIC_DECLINE,
+    THREE_DS_V1_AMOUNTS,
+    CardOutcome,
+    card_for,
+    form_fields,
+    preauth_fields,
+    sale_fields,
+    three_ds_v1_card,
+    verification_fields,
+)
+
+PAN = EXAMPLE_CARDS[0]
+ORDERS = {"sale": sale_fields, "preauth": preauth_fields, "account_verification": verification_fields}
+KINDS = {"sale": "sale", "preauth": "preauth", "account_verification": "account-verification"}
+
+
+def until_payer_or_decided(response: StatusResponse) -> bool:
+    return response.is_final or response.needs_payer or response.status is Status.UNKNOWN
+
+
+def play_payer(server: SimulatorServer, client: GatewayClient, ack: AsyncResponse, password: str) -> StatusResponse:
+    """Report each 3-D Secure step the status asks for, as merchant and payer would, until it is decided."""
+    engine = server.app.state.engine
+    ids = {"client_orderid": ack.client_orderid, "orderid": ack.orderid}
+    status = client.wait_for_status(ack, until=until_payer_or_decided)
+    while status.needs_payer:
+        token = status.redirect_to.rsplit("/", 1)[-1]
+        if status.get("three-ds-method-url"):
+            client.upload_method_url_result(ids, threeDSCompInd="U")
+        elif "/3ds/v2/acs/" in status.redirect_to:
+            client.upload_cres_result(ids, cres=threeds.challenge_cres(engine, token, password)[1])
+        elif "/3ds/v1/acs/" in status.redirect_to:
+            client.upload_pares_result(ids, pares=threeds.v1_pares(engine, token)[1])
+        else:
+            pytest.fail(f"unexpected payer action in {status.raw}")
+        status = client.wait_for_status(ack, until=until_payer_or_decided)
+    return status
+
+
+@pytest.mark.parametrize("operation", ORDERS, ids=ORDERS)
+def test_a_card_payment_is_acknowledged_then_approved(client: GatewayClient, operation: str) -> None:
+    fields = ORDERS[operation]()
+    ack = client.call(operation, fields)
+    assert isinstance(ack, AsyncResponse)
+    assert ack.orderid.isdigit() and ack.client_orderid == fields["client_orderid"]
+    assert ack.kind == "async-response" and ack.serial_number
+    status = client.wait_for_final_status(ack)
+    assert (status.status, status.transaction_type, status.order_stage) == (
+        Status.APPROVED,
+        KINDS[operation],
+        f"{KINDS[operation].replace('account-verification', 'verify').replace('preauth', 'auth')}_approved",
+    )
+
+
+def test_the_status_shows_amount_and_masked_card_never_the_pan(client: GatewayClient) -> None:
+    ack = client.sale(sale_fields(amount=Decimal("25.50"), currency="USD", card=card_for("approved", number=PAN)))
+    status = client.wait_for_final_status(ack)
+    assert (status.amount, status.currency) == (Decimal("25.50"), "USD")
+    assert (status.bin, status.last_four_digits, status.card_type) == (PAN[:6], PAN[-4:], "VISA")
+    assert status.card_exp_month and status.card_exp_year and status.cardholder_name and status.descriptor
+    assert not any(PAN in value for value in status.raw.values())
+
+
+def test_status_by_client_orderid_alone(client: GatewayClient) -> None:
+    ack = client.sale(sale_fields())
+    status = client.status(client_orderid=ack.client_orderid)
+    assert (status.orderid, status.client_orderid, status.status) == (ack.orderid, ack.client_orderid, Status.APPROVED)
+
+
+def test_status_of_an_unknown_order_is_refused(client: GatewayClient, fresh_id) -> None:
+    orderid = fresh_id()
+    with pytest.raises(ValidationError, match=f"no transaction with client_orderid {orderid}") as caught:
+        client.status(client_orderid=orderid)
+    assert caught.value.http_status == 400 and caught.value.error_code == "3"
+
+
+SANDBOX_TABLE = (*CARD_OUTCOMES, GENERIC_DECLINE)
+
+
+@pytest.mark.parametrize("outcome", SANDBOX_TABLE, ids=[f"cvv2 {o.cvv2} {o.name}" for o in SANDBOX_TABLE])
+def test_every_cvv2_of_the_sandbox_table_gives_its_status(
+    server: SimulatorServer, client: GatewayClient, outcome: CardOutcome
+) -> None:
+    fields = sale_fields(card=card_for(outcome.name))
+    assert fields["cvv2"] == outcome.cvv2
+    status = play_payer(server, client, client.sale(fields), CHALLENGE_PASSWORD)
+    assert status.status is outcome.status
+    assert (status.get("error-code"), status.get("error-message")) == (outcome.error_code, outcome.error_message)
+
+
+def test_a_wrong_challenge_password_declines(server: SimulatorServer, client: GatewayClient) -> None:
+    ack = client.sale(sale_fields(card=card_for("3ds-challenge")))
+    first = client.wait_for_status(ack, until=until_payer_or_decided)
+    assert first.status is Status.PROCESSING and "three-ds-method-url" in first.raw and first.html
+    status = play_payer(server, client, ack, "not-the-password")
+    assert (status.status, status.get("error-message")) == (Status.DECLINED, "3-D Secure authentication failed")
+
+
+@pytest.mark.parametrize(
+    "amount", THREE_DS_V1_AMOUNTS, ids=[f"{a} {r.description}" for a, r in THREE_DS_V1_AMOUNTS.items()]
+)
+def test_three_ds_v1_amounts_choose_the_result(server: SimulatorServer, client: GatewayClient, amount: str) -> None:
+    result = THREE_DS_V1_AMOUNTS[amount]
+    ack = client.sale(sale_fields(amount=Decimal(amount), card=three_ds_v1_card()))
+    first = client.wait_for_status(ack, until=until_payer_or_decided)
+    assert first.needs_payer and "/3ds/v1/acs/" in first.redirect_to
+    status = play_payer(server, client, ack, CHALLENGE_PASSWORD)
+    assert status.status is (Status.APPROVED if result.authenticated else Status.DECLINED)
+    assert status.get("three-ds-version") == "1.0.2"
+    if result.authenticated:
+        assert status.get("eci") == result.eci
+
+
+def test_a_forged_cres_is_refused(client: GatewayClient) -> None:
+    ack = client.sale(sale_fields(card=card_for("3ds-challenge")))
+    ids = {"client_orderid": ack.client_orderid, "orderid": ack.orderid}
+    client.upload_method_url_result(ids, threeDSCompInd="N")
+    with pytest.raises(ValidationError, match="cres is not one issued by the simulator's ACS"):
+        client.upload_cres_result(ids, cres="eyJ0cmFuc1N0YXR1cyI6IlkifQ.0000")
+
+
+def test_a_3ds_upload_without_a_pending_step_is_refused(client: GatewayClient) -> None:
+    ack = client.sale(sale_fields())
+    with pytest.raises(ValidationError, match="no 3-D Secure method step is pending"):
+        client.upload_method_url_result(client_orderid=ack.client_orderid, orderid=ack.orderid, threeDSCompInd="Y")
+
+
+@pytest.mark.parametrize("operation", FORM_OPERATIONS, ids=FORM_OPERATIONS)
+def test_a_hosted_form_answers_a_redirect_and_waits_for_the_payer(
+    server: SimulatorServer, client: GatewayClient, operation: str
+) -> None:
+    form = client.call(operation, form_fields(operation))
+    assert isinstance(form, FormResponse) and form.kind == "async-form-response"
+    assert form.redirect_url.startswith(server.base_url + "/form/")
+    status = client.status(client_orderid=form.client_orderid, orderid=form.orderid)
+    assert (status.status, status.redirect_to) == (Status.PROCESSING, form.redirect_url)
+
+
+GROUP_ORDERS = {
+    "sale": sale_fields,
+    "preauth": preauth_fields,
+    "account_verification": verification_fields,
+    **{name: (lambda name=name: form_fields(name)) for name in FORM_OPERATIONS},
+}
+
+
+@pytest.mark.parametrize("operation", GROUP_ORDERS, ids=GROUP_ORDERS)
+def test_group_addressing_names_the_concrete_endpoint(
+    server: SimulatorServer, client: GatewayClient, operation: str
+) -> None:
+    ack = client.call(operation, GROUP_ORDERS[operation](), use_group=True)
+    assert isinstance(ack, AsyncResponse) and ack.end_point_id == "1001"
+    status = client.status(client_orderid=ack.client_orderid, orderid=ack.orderid)
+    assert status.orderid == ack.orderid and not status.end_point_id

@@ -1,0 +1,138 @@
+"""``gatekit simulate``: run the gateway simulator on HOST:PORT until Ctrl-C or SIGTERM.
+
+    gatekit simulate [--host 127.0.0.1] [--port 8080] [--config sim.toml] [--db FILE] [--latency S]
+
+The first line names the base URL (``simulator: http://HOST:PORT/paynet``; ``--port 0`` takes a
+free port).  Then come the merchants: login, endpoint ids and group ids.  The documented demo
+merchant's control key is printed too (``toolkit.demo``: it is published with the code); the
+keys of merchants from ``--config`` never are.  Without ``--db`` the state lives in memory and
+is lost at exit; with a file it survives a restart.  Exit status: 0 after a clean stop, 2 when
+the settings, the database or the address cannot be used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import signal
+import sqlite3
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import TextIO
+
+from toolkit import demo
+from toolkit.commands.common import Subparsers
+from toolkit.simulator.server import SimulatorServer
+from toolkit.simulator.settings import Merchant, SettingsError, SimulatorSettings, load_settings
+
+NAME = "simulate"
+EXIT_OK = 0
+EXIT_UNUSABLE = 2
+
+
+def register(subparsers: Subparsers) -> argparse.ArgumentParser:
+    """Add ``simulate`` to the CLI (``toolkit.cli`` calls this for every module of COMMANDS)."""
+    parser = subparsers.add_parser(
+        NAME,
+        help="run the stateful gateway simulator (demo merchant, or merchants from --config)",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8080, help="port to listen on; 0 takes a free one (default: 8080)")
+    parser.add_argument("--config", type=Path, help="TOML settings: [simulator] and [[merchant]] tables")
+    parser.add_argument("--db", default=":memory:", help="SQLite file that keeps the state across restarts")
+    parser.add_argument("--latency", type=float, help="seconds before a decision (status says processing until then)")
+    parser.add_argument("--log-level", default="warning", choices=("critical", "error", "warning", "info", "debug"))
+    parser.set_defaults(handler=run, func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until Ctrl-C or SIGTERM; 0 after a clean stop, 2 when something cannot be used."""
+    try:
+        settings = _settings(args.config, args.latency)
+        server = SimulatorServer(settings, db=args.db, host=args.host, port=args.port, log_level=args.log_level)
+    except SettingsError as exc:
+        return _unusable(str(exc))
+    except sqlite3.Error as exc:
+        return _unusable(f"database {args.db}: {exc}")
+    except OSError as exc:
+        return _unusable(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+    stop = threading.Event()
+    with _stop_on_signals(stop), server:
+        describe(server, sys.stdout)
+        stop.wait()
+    print(f"stopped: {server.base_url}", flush=True)
+    return EXIT_OK
+
+
+def _settings(path: Path | None, latency: float | None) -> SimulatorSettings:
+    settings = load_settings(path)
+    if latency is None:
+        return settings
+    if latency < 0:
+        raise SettingsError(f"--latency {latency}: must be 0 or more seconds")
+    return dataclasses.replace(settings, latency=latency)
+
+
+def _unusable(message: str) -> int:
+    print(f"gatekit {NAME}: {message}", file=sys.stderr)
+    return EXIT_UNUSABLE
+
+
+def describe(server: SimulatorServer, out: TextIO) -> None:
+    """The base URL first, then what a client needs to know of each merchant."""
+    settings = server.settings
+    lines = [
+        f"simulator: {server.base_url}",
+        f"openapi: {server.base_url}/openapi.json",
+        f"database: {server.store.path}" + (" (in memory: lost at exit)" if server.store.path == ":memory:" else ""),
+        f"latency: {settings.latency:g} s",
+    ]
+    for merchant in settings.merchants:
+        lines.extend(_merchant_lines(merchant))
+    lines.append("stop: Ctrl-C or SIGTERM")
+    out.write("\n".join(lines) + "\n")
+    out.flush()
+
+
+def _merchant_lines(merchant: Merchant) -> list[str]:
+    is_demo = merchant.login == demo.LOGIN and merchant.control_key.reveal() == demo.CONTROL_KEY
+    lines = [
+        f"merchant: {merchant.login}" + (" (the documented demo merchant; never for production)" if is_demo else ""),
+        f"  login: {merchant.login}",
+        f"  endpoint ids: {', '.join(merchant.endpoint_ids)}",
+        f"  endpoint group ids: {', '.join(merchant.endpoint_group_ids) or '-'}",
+        f"  payout balance: {merchant.payout_balance} {merchant.currency}",
+    ]
+    if is_demo:  # the one control key that may be printed: it is published in toolkit/demo.py
+        lines.append(f"  control key: {merchant.control_key.reveal()}")
+        lines.append("  rsa key pair: toolkit/data/demo-private-pkcs8.pem, toolkit/data/demo-public.pem")
+    else:
+        lines.append("  control key: as in the settings file (not printed)")
+    return lines
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    """Ctrl-C and SIGTERM set ``stop``; only the main thread can install handlers (elsewhere: nothing)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {signum: signal.signal(signum, handler) for signum in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, before in previous.items():
+            signal.signal(signum, before)

@@ -1,0 +1,190 @@
+"""Fault plans: the next N gateway calls or callbacks go wrong on purpose (stored in the ``faults`` table).
+
+=========================  =========================================================================
+target                     kinds
+=========================  =========================================================================
+an operation (``sale``)    ``error``: HTTP 500, ``type=error``, ``error-message`` "injected fault ..."
+or ``*`` (any operation)   ``delay``: the answer comes ``seconds`` later (a real wait, by design)
+                           ``drop``: the connection closes without an HTTP answer (a transport error)
+``callback``               ``fail``: the attempt is not sent and counts as failed, so a retry follows
+                           ``duplicate``: the callback is delivered twice
+=========================  =========================================================================
+
+Plans are used up oldest first; each matching call or callback takes one from ``remaining``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fastapi import FastAPI, Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from toolkit.operations import OPERATIONS, Operation
+from toolkit.simulator.errors import server_error
+from toolkit.simulator.store import Row, Store
+
+log = logging.getLogger("gatekit.simulator")
+
+ANY_OPERATION = "*"
+CALLBACK = "callback"
+OPERATION_KINDS = ("error", "delay", "drop")
+CALLBACK_KINDS = ("fail", "duplicate")
+MAX_COUNT = 10_000
+MAX_DELAY = 600.0
+_DROP = "gatekit.drop"  # scope flag: the middleware closes this request's connection instead of answering
+
+# Finds the asyncio transport of a client address (``scope["client"]``); SimulatorServer provides one.
+TransportFinder = Callable[[tuple[str, int]], asyncio.BaseTransport | None]
+
+
+class FaultError(ValueError):
+    """A fault plan that cannot be stored; ``field`` names the offending input."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    target: str
+    kind: str
+    count: int = 1
+    seconds: float = 0.0
+
+    def check(self) -> FaultPlan:
+        """The plan itself when it makes sense; FaultError naming the field otherwise."""
+        kinds = CALLBACK_KINDS if self.target == CALLBACK else OPERATION_KINDS
+        if self.target not in (CALLBACK, ANY_OPERATION) and self.target not in OPERATIONS:
+            raise FaultError("target", f"{self.target!r} is not an operation of the catalogue, '*' or 'callback'")
+        if self.kind not in kinds:
+            raise FaultError("kind", f"{self.kind!r} does not apply to target {self.target!r}; use {'|'.join(kinds)}")
+        if not 1 <= self.count <= MAX_COUNT:
+            raise FaultError("count", f"must be between 1 and {MAX_COUNT}")
+        if self.kind == "delay" and not 0 < self.seconds <= MAX_DELAY:
+            raise FaultError("seconds", f"a delay needs seconds > 0 and <= {MAX_DELAY:g}")
+        if self.kind != "delay" and self.seconds:
+            raise FaultError("seconds", f"only a delay takes seconds, not {self.kind!r}")
+        return self
+
+
+def add(store: Store, plan: FaultPlan, now: float) -> Row:
+    plan.check()
+    with store.transaction():
+        fault_id = store.insert(
+            "faults",
+            {
+                "target": plan.target,
+                "kind": plan.kind,
+                "remaining": plan.count,
+                "seconds": plan.seconds,
+                "created_at": now,
+            },
+        )
+        row = store.one("SELECT * FROM faults WHERE id=?", (fault_id,))
+    assert row is not None
+    return row
+
+
+def active(store: Store) -> list[Row]:
+    return store.all("SELECT * FROM faults WHERE remaining>0 ORDER BY id")
+
+
+def clear(store: Store) -> int:
+    with store.transaction():
+        return store.execute("DELETE FROM faults")
+
+
+def take(store: Store, *targets: str) -> Row | None:
+    """Use up one call of the oldest plan for any of ``targets``; the plan as it was, or None."""
+    marks = ",".join("?" * len(targets))
+    with store.transaction():
+        row = store.one(f"SELECT * FROM faults WHERE remaining>0 AND target IN ({marks}) ORDER BY id LIMIT 1", targets)
+        if row is None:
+            return None
+        if row["remaining"] <= 1:
+            store.execute("DELETE FROM faults WHERE id=?", (row["id"],))
+        else:
+            store.execute("UPDATE faults SET remaining=remaining-1 WHERE id=?", (row["id"],))
+    return row
+
+
+def take_callback_fault(store: Store) -> str:
+    """``fail``, ``duplicate`` or ``""`` for the callback about to be sent."""
+    row = take(store, CALLBACK)
+    return str(row["kind"]) if row else ""
+
+
+def _describe(row: Row, op: Operation) -> str:
+    left = row["remaining"] - 1
+    return f"injected fault: {row['kind']} on {op.name} (fault plan {row['id']}, {left} more to come)"
+
+
+async def operation_hook(request: Request, op: Operation) -> None:
+    """``app.state.fault_hook``: called by the gateway routes before every operation."""
+    store: Store = request.app.state.store
+    row = take(store, op.name, ANY_OPERATION)
+    if row is None:
+        return
+    log.info("%s", _describe(row, op))
+    if row["kind"] == "delay":
+        await asyncio.sleep(float(row["seconds"]))
+        return
+    if row["kind"] == "drop":
+        request.scope[_DROP] = True  # DropMiddleware closes the connection instead of sending this 500
+    raise server_error(_describe(row, op))
+
+
+class DropMiddleware:
+    """Turns the answer of a request marked ``drop`` into a closed connection.
+
+    ASGI has no "abort": with a ``TransportFinder`` (in-process ``SimulatorServer``) the
+    connection is closed before a single byte is written (the client sees "remote end closed
+    connection without response").  Without one, the answer's head promises a body of 1 MiB and
+    the app returns after a few bytes: uvicorn closes the connection ("ASGI callable returned
+    without completing response") and the client sees a truncated, broken response.
+    """
+
+    def __init__(self, app: ASGIApp, finder: Callable[[], TransportFinder | None]) -> None:
+        self.app = app
+        self.finder = finder
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def guarded(message: Message) -> None:
+            if not scope.get(_DROP):
+                await send(message)
+            elif message["type"] == "http.response.start":
+                await self._drop(scope, send)
+
+        await self.app(scope, receive, guarded)
+
+    async def _drop(self, scope: Scope, send: Send) -> None:
+        finder, client = self.finder(), scope.get("client")
+        transport = finder((client[0], client[1])) if finder is not None and client else None
+        if transport is not None:
+            transport.close()
+            await asyncio.sleep(0)  # let the server see the connection go; what the app sends next is discarded
+            return
+        head: list[tuple[bytes, bytes]] = [(b"content-type", b"text/plain"), (b"content-length", b"1048576")]
+        await send({"type": "http.response.start", "status": 200, "headers": head})
+        await send({"type": "http.response.body", "body": b"injected fault: drop", "more_body": True})
+
+
+def install(app: FastAPI) -> None:
+    """The operation hook and the middleware that drops connections."""
+    app.state.fault_hook = operation_hook
+    app.state.transport_finder = None  # SimulatorServer sets one (uvicorn's connections by client address)
+
+    def finder() -> TransportFinder | None:
+        found: TransportFinder | None = app.state.transport_finder
+        return found
+
+    app.add_middleware(DropMiddleware, finder=finder)
