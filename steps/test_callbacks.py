@@ -37,8 +37,8 @@ def callback_matches(merchant: Merchant, order: Order, callback: Received) -> No
 
 @when("the gateway retries the callback until the merchant takes it")
 def retries(target: GatewayTarget, order: Order, scene: Scene) -> None:
-    for attempt in (1, 2):
-        target.receiver.wait_for_callback(orderid=order.orderid, count=attempt)
+    for attempt in (1, 2):  # once the gateway has logged the failed attempt, move its clock to the retry
+        target.control.wait_for_callbacks(order.orderid, attempts=attempt)
         target.control.advance_clock(3600)
     target.receiver.wait_for_callback(orderid=order.orderid, count=3)
 

@@ -1,0 +1,86 @@
+"""The suite against a sandbox-like profile: a simulator run as an outside gateway, with no control API.
+
+The same feature files must pass; ``@simulator`` scenarios are skipped with their reason, and so
+are callback scenarios when the profile gives no public callback URL.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from toolkit import demo
+from toolkit.simulator.server import SimulatorServer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def outside_gateway():
+    with SimulatorServer() as server:
+        yield server
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def run_suite(tmp_path: Path, server: SimulatorServer, *, callback_url: str | None, port: int = 0) -> ET.Element:
+    key = tmp_path / "demo-private.pem"
+    key.write_bytes(demo.private_key_pem())
+    lines = [
+        "[profiles.outside]",
+        'base = "sandbox"',
+        f'base_url = "{server.base_url}"',
+        f'endpoint_id = "{demo.ENDPOINT_ID}"',
+        f'endpoint_group_id = "{demo.ENDPOINT_GROUP_ID}"',
+        f'login = "{demo.LOGIN}"',
+        'control_key_env = "OUTSIDE_CONTROL_KEY"',
+        f'private_key_file = "{key}"',
+        "poll = { intervals = [0.01, 0.05, 0.1], deadline = 20 }",
+    ]
+    if callback_url:
+        lines.append(f'callback_url = "{callback_url}"')
+    (tmp_path / "profiles.toml").write_text("\n".join(lines) + "\n")
+    junit = tmp_path / "junit.xml"
+    command = [sys.executable, "-m", "pytest", "steps", "-q", "-p", "no:cacheprovider", "--gateway-profile=outside",
+               f"--gateway-config={tmp_path / 'profiles.toml'}", f"--junitxml={junit}"]  # fmt: skip
+    env = {"PATH": "/usr/bin:/bin", "OUTSIDE_CONTROL_KEY": demo.CONTROL_KEY, "HOME": str(tmp_path),
+           "GATEKIT_CALLBACK_PORT": str(port)}  # fmt: skip
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env, check=False)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    return ET.parse(junit).getroot()
+
+
+def skipped(report: ET.Element) -> dict[str, str]:
+    return {
+        case.get("name", ""): skip.get("message", "")
+        for case in report.iter("testcase")
+        for skip in case.iter("skipped")
+    }
+
+
+def test_the_suite_passes_against_an_outside_gateway_without_callbacks(tmp_path, outside_gateway):
+    report = run_suite(tmp_path, outside_gateway, callback_url=None)
+    skips = skipped(report)
+    cases = list(report.iter("testcase"))
+    assert len(cases) - len(skips) >= 40, "most scenarios must run against a sandbox"
+    assert any("control API" in reason for reason in skips.values())
+    assert any("callback_url" in reason for reason in skips.values())
+    assert "test_a_void_after_settlement_is_refused" in skips
+    assert "test_the_callback_is_delivered_signed_and_matches_the_status" in skips
+
+
+def test_callback_scenarios_run_when_the_profile_says_where_callbacks_arrive(tmp_path, outside_gateway):
+    port = free_port()
+    report = run_suite(tmp_path, outside_gateway, callback_url=f"http://127.0.0.1:{port}", port=port)
+    skips = skipped(report)
+    assert "test_the_callback_is_delivered_signed_and_matches_the_status" not in skips
+    assert "test_the_callback_is_retried_after_the_merchant_fails_to_take_it" in skips  # needs the control API
