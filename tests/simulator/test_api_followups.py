@@ -103,7 +103,8 @@ def test_void_cancels_an_authorized_unsettled_transaction(client: GatewayClient,
 
 def test_void_after_settlement_is_refused_and_return_is_the_way(server: SimulatorServer, client: GatewayClient) -> None:
     sale = order(client)
-    assert server.app.state.engine.settle(int(sale.orderid)) == 1
+    with server.control() as control:
+        assert control.settle(sale.orderid) == 1
     refused(client, "void", sale, f"cannot void orderid {sale.orderid}: it is already settled; use return")
     assert follow_up(client, "return", sale).status is Status.APPROVED
 

@@ -32,21 +32,34 @@ def public_base(request: Request) -> str:
     return f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}{urls.PAGE_ROOT}"
 
 
-def _parse_body(raw: bytes, warnings: list[str], content_type: str) -> list[tuple[str, str]]:
-    if content_type.split(";")[0].strip().lower() != FORM_TYPE:
-        warnings.append(f"Content-Type is {content_type or 'missing'}; the spec requires {FORM_TYPE}")
+def _form_pairs(raw: bytes) -> list[tuple[str, str]] | None:
+    """The body's name=value pairs (parsed once: the checks and the journal share them); None if not UTF-8."""
     try:
         return decode_form(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        raise SimError("the request body is not UTF-8 form data", code="6") from None
+        return None
+
+
+def _parse_body(pairs: list[tuple[str, str]] | None, warnings: list[str], content_type: str) -> list[tuple[str, str]]:
+    if content_type.split(";")[0].strip().lower() != FORM_TYPE:
+        warnings.append(f"Content-Type is {content_type or 'missing'}; the spec requires {FORM_TYPE}")
+    if pairs is None:
+        raise SimError("the request body is not UTF-8 form data", code="6")
+    return pairs
 
 
 def accept(
-    engine: Engine, request: Request, op: Operation, path_id: str, by_group: bool, raw: bytes, warnings: list[str]
+    engine: Engine,
+    request: Request,
+    op: Operation,
+    path_id: str,
+    by_group: bool,
+    body: list[tuple[str, str]] | None,
+    warnings: list[str],
 ) -> Call:
     """Every check of a request, in order; returns the Call for the engine."""
     address = checks.resolve(engine.settings, op, path_id, by_group)
-    pairs = _parse_body(raw, warnings, request.headers.get("content-type", ""))
+    pairs = _parse_body(body, warnings, request.headers.get("content-type", ""))
     fields = checks.canonical_fields(op, pairs, warnings)
     if "login" in fields and fields["login"] != address.merchant.login:
         raise SimError(f"login {fields['login']} is not the merchant of endpoint {path_id}", code="5")
@@ -69,18 +82,19 @@ def accept(
     return Call(op, address.merchant, address.endpoint_id, address.group_id, fields, serial, warnings)
 
 
-def make_handler(op: Operation, by_group: bool) -> Callable[[Request, str], Awaitable[Response]]:
-    async def handler(request: Request, path_id: str) -> Response:
+def make_handler(op: Operation, by_group: bool) -> Callable[[Request], Awaitable[Response]]:
+    async def handler(request: Request) -> Response:
         engine: Engine = request.app.state.engine
+        path_id: str = request.path_params["path_id"]
         json_mode = MEDIA_TYPE in request.headers.get("accept", "")
         warnings = [] if json_mode else [f"no Accept: {MEDIA_TYPE} header; the gateway answers in its legacy form"]
-        raw = await request.body()
+        pairs = _form_pairs(await request.body())
         login, serial = "", str(uuid.uuid4())
         try:
             fault: FaultHook | None = request.app.state.fault_hook
             if fault is not None:
                 await fault(request, op)
-            call = accept(engine, request, op, path_id, by_group, raw, warnings)
+            call = accept(engine, request, op, path_id, by_group, pairs, warnings)
             login, serial = call.merchant.login, call.serial
             body, status = render.result_body(engine, engine.handle(call), call, public_base(request)), 200
         except SimError as error:
@@ -97,20 +111,13 @@ def make_handler(op: Operation, by_group: bool) -> Callable[[Request, str], Awai
             path=request.url.path,
             http_status=status,
             body=body,
-            fields=_safe_pairs(raw),
+            fields=pairs or [],
             warnings=warnings,
         )
         return render.respond(json_mode, status, body)
 
     handler.__name__ = f"{op.name}{'_group' if by_group else ''}"
     return handler
-
-
-def _safe_pairs(raw: bytes) -> list[tuple[str, str]]:
-    try:
-        return decode_form(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        return []
 
 
 def _login_of(engine: Engine, path_id: str, by_group: bool) -> str:
@@ -143,4 +150,5 @@ def install(app: FastAPI) -> None:
             template = urls.PAGE_ROOT + path.replace("{endpointId}", "{path_id}").replace(
                 "{endpointGroupId}", "{path_id}"
             )
-            app.add_api_route(template, make_handler(op, by_group), methods=["POST"], include_in_schema=False)
+            # A plain Starlette route: the handler reads its own body, FastAPI's parameter solving is not needed
+            app.router.add_route(template, make_handler(op, by_group), methods=["POST"], include_in_schema=False)

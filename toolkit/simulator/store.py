@@ -39,6 +39,8 @@ CREATE TABLE IF NOT EXISTS transactions (
 CREATE INDEX IF NOT EXISTS tx_client ON transactions(login, client_orderid);
 CREATE INDEX IF NOT EXISTS tx_parent ON transactions(parent);
 CREATE INDEX IF NOT EXISTS tx_due ON transactions(status, decide_at);
+CREATE INDEX IF NOT EXISTS tx_deadline ON transactions(status, deadline_at);
+CREATE INDEX IF NOT EXISTS tx_settle ON transactions(settle_at);
 CREATE UNIQUE INDEX IF NOT EXISTS tx_form ON transactions(form_token);
 CREATE UNIQUE INDEX IF NOT EXISTS tx_tds ON transactions(tds_token);
 CREATE TABLE IF NOT EXISTS card_refs (

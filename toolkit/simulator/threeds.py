@@ -91,7 +91,7 @@ def sign_message(engine: Engine, payload: dict[str, Any]) -> str:
 def read_message(engine: Engine, message: str, what: str) -> dict[str, Any]:
     body, _, mac = message.strip().partition(".")
     expected = hmac.new(_secret(engine), body.encode(), hashlib.sha256).hexdigest()[:32]
-    if not mac or not hmac.compare_digest(mac, expected):
+    if not mac or not hmac.compare_digest(mac.encode(), expected.encode()):
         raise SimError(f"{what} is not one issued by the simulator's ACS (signature check failed)", code="1")
     data: dict[str, Any] = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
     return data
