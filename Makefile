@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PIP_FLAGS := --disable-pip-version-check --no-input -q
 
-.PHONY: install test lint typecheck unit certify bench clean
+.PHONY: install test lint typecheck unit certify bench clean lab
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,8 +39,15 @@ $(NODE_STAMP): package.json package-lock.json
 certify: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/gatekit certify --profile simulator
 
+# JupyterLab on notebooks/ (the `lab` extra is installed on first use); a notebook starts the simulator
+# inside its kernel with toolkit.notebook.start_simulator().  Extra options: make lab LAB_FLAGS=--no-browser
+lab: $(STAMP)
+	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install $(PIP_FLAGS) -c constraints.txt -e '.[test,notebook,lab]' 2> >(grep -v "is ignored: it is neither" >&2)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $(LAB_FLAGS)
+
 bench: $(STAMP)
 	$(PY) benchmarks/bench_signing.py
+	$(PY) benchmarks/bench_simulator.py
 
 clean:
 	rm -rf $(VENV) node_modules allure-results allure-report reports

@@ -48,7 +48,7 @@ def test_blank_values_count_as_missing():
         ({"amount": "10.005"}, "amount", "more decimals than EUR allows"),
         ({"amount": "10.5", "currency": "JPY"}, "amount", "more decimals than JPY allows"),
         ({"amount": "-1"}, "amount", "positive"),
-        ({"amount": "1,00"}, "amount", "not a decimal number"),
+        ({"amount": "1,00"}, "amount", "not major units with a dot"),
         ({"currency": "EURO"}, "currency", "unknown currency code"),
         ({"expire_month": "13"}, "expire_month", "01 to 12"),
         ({"expire_month": "1"}, "expire_month", "two digits"),

@@ -127,6 +127,11 @@ _IP4 = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$")
 _DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
 
 
+def ascii_digits(value: str) -> bool:
+    """Digits 0-9 only: ``str.isdigit`` also accepts '²' and other scripts' digits, which int() refuses."""
+    return value.isascii() and value.isdigit()
+
+
 def luhn_ok(number: str) -> bool:
     """The Luhn (mod 10) check of a card number made of digits."""
     total = 0
@@ -169,7 +174,7 @@ def format_problem(field: Field, value: str) -> str | None:
     if len(value) > field.max_length:
         return f"longer than {field.max_length} characters"
     kind = field.kind
-    if kind is Kind.DIGITS and not value.isdigit():
+    if kind is Kind.DIGITS and not ascii_digits(value):
         return "must be digits only"
     if kind is Kind.ID and not value:
         return "must not be empty"
@@ -178,21 +183,21 @@ def format_problem(field: Field, value: str) -> str | None:
     if kind is Kind.URL and not _URL.match(value):
         return "must be an absolute http(s) URL"
     if kind is Kind.CARD_NUMBER:
-        if not value.isdigit() or not 12 <= len(value) <= 19:
+        if not ascii_digits(value) or not 12 <= len(value) <= 19:
             return "must be 12 to 19 digits"
         if not luhn_ok(value):
             return "fails the Luhn check"
-    if kind is Kind.CVV and not (value.isdigit() and len(value) in (3, 4)):
+    if kind is Kind.CVV and not (ascii_digits(value) and len(value) in (3, 4)):
         return "must be 3 or 4 digits"
-    if kind is Kind.MONTH and not (len(value) == 2 and value.isdigit() and 1 <= int(value) <= 12):
+    if kind is Kind.MONTH and not (len(value) == 2 and ascii_digits(value) and 1 <= int(value) <= 12):
         return "must be two digits, 01 to 12"
-    if kind is Kind.YEAR and not (len(value) == 4 and value.isdigit()):
+    if kind is Kind.YEAR and not (len(value) == 4 and ascii_digits(value)):
         return "must be four digits"
     if kind is Kind.IP and not _ip_ok(value):
         return f"{value!r} is not an IP address"
     if kind is Kind.BOOL and value not in ("true", "false"):
         return "must be true or false"
-    if kind is Kind.INT and not (value.isdigit() and int(value) < 2**31):
+    if kind is Kind.INT and not (ascii_digits(value) and int(value) < 2**31):
         return "must be a non-negative integer"
     if kind is Kind.CHOICE and value not in field.choices:
         return f"must be one of {', '.join(field.choices)}"

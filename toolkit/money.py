@@ -6,7 +6,12 @@ The control checksum carries amounts in minor units ("10.00 becomes 1000", spec 
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+import re
+from decimal import Decimal
+
+# Behaviour section 7: major units with a dot (10.42).  At most 15 digits before the dot, so that
+# the minor units of every currency fit in a 64-bit integer.
+WIRE_AMOUNT = re.compile(r"[0-9]{1,15}(\.[0-9]+)?")
 
 # ISO 4217 minor-unit exponents of the currencies the toolkit knows.
 CURRENCY_EXPONENTS: dict[str, int] = {
@@ -43,11 +48,13 @@ def parse_amount(value: object, currency: str | None = None) -> Decimal:
     """Parse a positive major-unit amount, refusing floats and excess precision."""
     if isinstance(value, float):
         raise MoneyError("amount", "pass amounts as Decimal or str, never float")
-    text = str(value).strip()
-    try:
-        amount = Decimal(text)
-    except InvalidOperation:
-        raise MoneyError("amount", f"{text!r} is not a decimal number") from None
+    text = format(value, "f") if isinstance(value, Decimal) else str(value).strip()
+    if text.startswith("-") and WIRE_AMOUNT.fullmatch(text[1:]):
+        raise MoneyError("amount", f"{text} must be a positive decimal number")
+    if not WIRE_AMOUNT.fullmatch(text):
+        shown = text[:40] + ("..." if len(text) > 40 else "")
+        raise MoneyError("amount", f"{shown!r} is not major units with a dot (e.g. 10.42), at most 15 digits before it")
+    amount = Decimal(text)
     if not amount.is_finite() or amount <= 0:
         raise MoneyError("amount", f"{text} must be a positive decimal number")
     if currency is not None:

@@ -9,13 +9,12 @@ deviate from the spec add conformance warnings to the journal.
 from __future__ import annotations
 
 import hmac
-import re
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from toolkit import signing
-from toolkit.fields import FIELDS, LEGACY_SPELLINGS, Kind
+from toolkit.fields import LEGACY_SPELLINGS
 from toolkit.masking import mask_fields
 from toolkit.money import MoneyError
 from toolkit.operations import AuthScheme, Operation
@@ -34,11 +33,6 @@ OAUTH_PARAMS = (
 )
 # The spec itself writes client-order-id for these (sections 4.2 and 4.3): no warning there.
 SPEC_SPELLS_HYPHENATED = ("upload_method_url_result", "upload_cres_result", "upload_pares_result")
-# Fields read with int(): str.isdigit() lets '²' and other Unicode digits through the shared rules.
-DIGIT_KINDS = (Kind.DIGITS, Kind.INT, Kind.CVV, Kind.MONTH, Kind.YEAR, Kind.CARD_NUMBER)
-# Behaviour section 7: major units with a dot (10.42).  At most 15 digits before the dot, so that
-# the minor units of every currency fit in an SQLite integer.
-WIRE_AMOUNT = re.compile(r"[0-9]{1,15}(\.[0-9]+)?")
 
 
 @dataclass(frozen=True)
@@ -83,21 +77,10 @@ def canonical_fields(op: Operation, pairs: list[tuple[str, str]], warnings: list
 
 
 def check_fields(op: Operation, fields: Mapping[str, str]) -> None:
-    not_ascii = [
-        name
-        for name, value in fields.items()
-        if name in FIELDS and FIELDS[name].kind in DIGIT_KINDS and not value.isascii()
-    ]
-    if not_ascii:  # before the shared rules, whose int() would fail on such digits
-        raise field_error("; ".join(f"{name}: must be digits 0-9" for name in not_ascii))
-    problems = [str(p) for p in request_problems(op, fields)]
-    amount = fields.get("amount", "")
-    if amount and not any(p.startswith("amount:") for p in problems) and not WIRE_AMOUNT.fullmatch(amount):
-        problems.append(
-            f"amount: {amount[:40]!r} is not major units with a dot (e.g. 10.42), at most 15 digits before the dot"
-        )
+    """The catalogue's rules, shared with the client (``toolkit.validation``)."""
+    problems = request_problems(op, fields)
     if problems:
-        raise field_error("; ".join(problems))
+        raise field_error("; ".join(str(p) for p in problems))
 
 
 def check_control(op: Operation, fields: Mapping[str, str], address: Address, warnings: list[str]) -> None:

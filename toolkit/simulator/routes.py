@@ -63,10 +63,7 @@ def accept(
     fields = checks.canonical_fields(op, pairs, warnings)
     if "login" in fields and fields["login"] != address.merchant.login:
         raise SimError(f"login {fields['login']} is not the merchant of endpoint {path_id}", code="5")
-    checks.check_fields(op, fields)
-    if op.auth is AuthScheme.CONTROL:
-        checks.check_control(op, fields, address, warnings)
-    elif op.auth.is_oauth:
+    if op.auth.is_oauth:  # the signature first: an unsigned request learns nothing about its fields
         url = str(request.url.replace(query=""))
         checks.check_oauth(
             op,
@@ -78,6 +75,9 @@ def accept(
             engine.clock.wall(),  # the client's clock is real time, whatever a test did to ours
             engine.settings.timestamp_window,
         )
+    checks.check_fields(op, fields)
+    if op.auth is AuthScheme.CONTROL:  # the control is computed over valid fields
+        checks.check_control(op, fields, address, warnings)
     serial = str(uuid.uuid4())
     return Call(op, address.merchant, address.endpoint_id, address.group_id, fields, serial, warnings)
 
