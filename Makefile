@@ -17,6 +17,15 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
+# Headless Chromium and ChromeDriver from Debian for the real-browser tests (GATEKIT_BROWSER=off skips them).
+BROWSER_STAMP := $(VENV)/.chromium
+$(BROWSER_STAMP): | $(STAMP)
+	@if [ "$$GATEKIT_BROWSER" = off ] || { command -v chromium && command -v chromedriver; } >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	else echo "Chromium is needed: apt-get install chromium chromium-driver (or GATEKIT_BROWSER=off)"; exit 1; fi
+	@touch $(BROWSER_STAMP)
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -24,8 +33,8 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-unit: $(STAMP)
-	$(VENV)/bin/pytest -q
+unit: $(STAMP) $(BROWSER_STAMP)
+	$(VENV)/bin/pytest -q -n 2
 
 test: lint typecheck unit
 

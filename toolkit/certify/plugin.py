@@ -24,7 +24,7 @@ from toolkit.operations import OPERATIONS
 
 # Gherkin tags in use: flows, kinds of scenario, and every catalogue operation.
 FLOW_TAGS = ("threeds", "returns", "tokenization", "payouts", "preauth", "hosted_forms", "cards", "callbacks",
-             "signing", "declines", "simulator", "sandbox_safe")  # fmt: skip
+             "signing", "declines", "simulator", "sandbox_safe", "exported")  # fmt: skip
 _STEP_CONTEXTS: dict[int, list[Any]] = {}
 
 

@@ -89,15 +89,26 @@ class Progress:
         self.stream.flush()
 
     def summary(self) -> str:
-        lines = ["", "", "Flow".ljust(48) + "verdict  passed  failed  skipped"]
+        lines = ["", "", "Flow".ljust(64) + "verdict  passed  failed  skipped"]
         for name, result in sorted(self.flows.items()):
             lines.append(
-                f"{name[:46].ljust(48)}{result.verdict:7}  {result.passed:6}  {result.failed:6}  {result.skipped:7}"
+                f"{name[:62].ljust(64)}{result.verdict:7}  {result.passed:6}  {result.failed:6}  {result.skipped:7}"
             )
         failures = [failure for result in self.flows.values() for failure in result.failures]
         if failures:
             lines += ["", "Failures:", *(f"  {failure}" for failure in failures)]
         return "\n".join(lines)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Loaded with ``-p toolkit.certify.progress`` (by ``gatekit certify``): report through Progress."""
+    config.pluginmanager.register(Progress(), "gatekit-progress")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    progress = config.pluginmanager.get_plugin("gatekit-progress")
+    if isinstance(progress, Progress):
+        print(progress.summary(), file=progress.stream, flush=True)
 
 
 def _reason(report: pytest.TestReport) -> str:

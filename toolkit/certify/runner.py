@@ -16,8 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.certify.progress import Progress
-
 
 @dataclass(frozen=True)
 class CertifyOptions:
@@ -46,6 +44,7 @@ def pytest_args(options: CertifyOptions, root: Path) -> list[str]:
         f"--alluredir={options.results}",
         f"--junitxml={options.reports / 'junit.xml'}",
         "-p", "no:terminal",
+        "-p", "toolkit.certify.progress",
     ]  # fmt: skip
     if options.config_file:
         args.append(f"--gateway-config={options.config_file}")
@@ -81,9 +80,8 @@ def certify(options: CertifyOptions) -> int:
     root = suite_dir()
     shutil.rmtree(options.results, ignore_errors=True)
     options.reports.mkdir(parents=True, exist_ok=True)
-    progress = Progress()
-    code = pytest.main(pytest_args(options, root), plugins=[progress])
-    print(progress.summary())
+    # A separate interpreter: the suite must import toolkit itself (assertion rewriting, fresh state).
+    code = subprocess.run([sys.executable, "-m", "pytest", *pytest_args(options, root)], check=False).returncode
     print(f"\nAllure results: {options.results.resolve()}\nJUnit XML: {(options.reports / 'junit.xml').resolve()}")
     if options.html:
         print(make_html(options, root))

@@ -1,0 +1,62 @@
+"""Hosted pages and 3-D Secure driven by a real browser (headless Chromium), by the same element ids.
+
+Chromium comes from Debian (``make`` installs it); set GATEKIT_BROWSER=off only on a machine
+that cannot have it: the test is skipped then, and says so.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from decimal import Decimal
+
+import pytest
+
+from toolkit.callbacks import CallbackReceiver
+from toolkit.client import GatewayClient
+from toolkit.flows import Merchant
+from toolkit.models import Status
+from toolkit.payer_browser import BrowserPayer
+from toolkit.simulator.server import SimulatorServer
+from toolkit.testdata import card_for, three_ds_v1_card
+
+pytestmark = pytest.mark.skipif(os.environ.get("GATEKIT_BROWSER") == "off", reason="GATEKIT_BROWSER=off")
+
+
+@pytest.fixture(scope="module")
+def merchant() -> Iterator[Merchant]:
+    with SimulatorServer() as server, CallbackReceiver(server.client_config().control_key) as receiver:
+        yield Merchant(GatewayClient(server.client_config()), receiver, callback_url=receiver.callback_url)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[BrowserPayer]:
+    with BrowserPayer() as payer:
+        yield payer
+
+
+def test_a_browser_pays_on_the_hosted_page_through_a_challenge(merchant: Merchant, browser: BrowserPayer):
+    order = merchant.open_form("sale-form", Decimal("12.00"))
+    browser.open(order.redirect_url)
+    browser.fill_payment_page(card_for("3ds-challenge"))
+    browser.answer_challenge()
+    redirect = merchant.redirect_for(order)  # the page's own JavaScript posted the outcome back
+    assert redirect.control_ok is True and redirect.status == "approved"
+    assert merchant.final_status(order).status is Status.APPROVED
+
+
+def test_a_browser_sees_the_field_errors_of_the_page(merchant: Merchant, browser: BrowserPayer):
+    order = merchant.open_form("preauth-form", Decimal("3.00"))
+    browser.open(order.redirect_url)
+    browser.fill_payment_page(card_for("approved"), expire_month="13")
+    assert "expire_month" in browser.field_errors()
+    browser.fill_payment_page(card_for("approved"))
+    assert merchant.redirect_for(order).status == "approved"
+
+
+def test_a_browser_passes_3ds_1_0_2_on_a_hosted_page(merchant: Merchant, browser: BrowserPayer):
+    order = merchant.open_form("sale-form", Decimal("1.00"))
+    browser.open(order.redirect_url)
+    browser.fill_payment_page(three_ds_v1_card())
+    browser.answer_challenge()
+    assert merchant.redirect_for(order).status == "approved"

@@ -1,0 +1,104 @@
+"""The payer in a real browser: headless Chromium driven by Selenium, beside the plain-HTTP ``Payer``.
+
+The same pages, the same element ids: a real browser runs the JavaScript auto-submits itself, so
+after the last step it lands on the merchant's ``redirect_url`` with the signed outcome.
+Chromium and ChromeDriver come from Debian (``chromium``, ``chromium-driver``; ``make`` installs them).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from toolkit.testdata.cards import Card
+from toolkit.testdata.outcomes import CHALLENGE_PASSWORD
+
+CHROMIUM_FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+
+
+class BrowserUnavailable(RuntimeError):
+    """No Chromium or ChromeDriver on this machine; the message says how to install them."""
+
+
+def find_browser() -> tuple[str, str]:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    if not chromium or not driver:
+        raise BrowserUnavailable("Chromium and ChromeDriver are needed: apt-get install chromium chromium-driver")
+    return chromium, driver
+
+
+class BrowserPayer:
+    """A cardholder in headless Chromium; ``wait`` bounds every wait for a page element."""
+
+    def __init__(self, *, wait: float = 10.0) -> None:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
+        chromium, driver = find_browser()
+        self._profile = tempfile.mkdtemp(prefix="gatekit-chromium-")
+        options = webdriver.ChromeOptions()
+        options.binary_location = chromium
+        for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={self._profile}"):
+            options.add_argument(flag)
+        self.driver: Any = webdriver.Chrome(service=Service(driver), options=options)
+        self.wait = wait
+
+    def close(self) -> None:
+        self.driver.quit()
+        shutil.rmtree(self._profile, ignore_errors=True)
+
+    def __enter__(self) -> BrowserPayer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _element(self, element_id: str) -> Any:
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support import expected_conditions
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        return WebDriverWait(self.driver, self.wait).until(
+            expected_conditions.presence_of_element_located((By.ID, element_id))
+        )
+
+    def open(self, url: str) -> None:
+        self.driver.get(url)
+
+    def fill_payment_page(self, card: Card, **overrides: str) -> None:
+        """Type the card into the hosted page's inputs (those it has) and press ``pay``."""
+        self._element("payment-form")
+        for name, value in {**card.fields(), **overrides}.items():
+            inputs = self.driver.find_elements("id", name)
+            if inputs:
+                inputs[0].clear()
+                inputs[0].send_keys(value)
+        self._element("pay").click()
+
+    def answer_challenge(self, password: str = CHALLENGE_PASSWORD) -> None:
+        """Type the password on the ACS page (2.x challenge or 1.0.2) and submit it."""
+        field = self._element("password")
+        field.send_keys(password)
+        button = "submit-challenge" if self.driver.find_elements("id", "submit-challenge") else "submit-acs"
+        self._element(button).click()
+
+    def field_errors(self) -> dict[str, str]:
+        elements = self.driver.find_elements("css selector", ".field-error")
+        return {element.get_attribute("id").removeprefix("error-"): element.text for element in elements}
+
+    def screenshot(self, path: Path) -> Path:
+        self.driver.save_screenshot(str(path))
+        return path
