@@ -6,8 +6,10 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from tests.independent import base_string, hmac_sha1, sha1_hex
 from tests.recording_server import RecordingServer, Reply
 from tests.vector_files import VECTORS, load_vectors
 from toolkit import cli, demo
+from toolkit.commands.common import stop_on_signals
 from toolkit.keys import load_public_key
 from toolkit.masking import mask_base_string
 from toolkit.operations import OPERATIONS
@@ -392,6 +395,37 @@ def test_keys_check_of_the_vector_public_key(capsys):
     assert code == 0 and "RSA public key (SubjectPublicKeyInfo), 2048 bits" in out
     code, _, err = run(capsys, "keys", "check", str(VECTORS / "control.json"))
     assert code == 2 and "not a PEM key" in err
+
+
+# --- stopping on signals (listen and simulate) -----------------------------------------------------
+
+STOP_SIGNALS = [signal.SIGINT, signal.SIGTERM]
+
+
+@pytest.mark.parametrize("signum", STOP_SIGNALS, ids=["Ctrl-C", "SIGTERM"])
+def test_stop_on_signals_sets_the_event_and_puts_the_handlers_back(signum):
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers can only be installed from the main thread")
+    before = [signal.getsignal(s) for s in STOP_SIGNALS]
+    stop = threading.Event()
+    with stop_on_signals(stop):
+        signal.raise_signal(signum)
+        assert stop.is_set()
+    assert [signal.getsignal(s) for s in STOP_SIGNALS] == before
+
+
+def test_stop_on_signals_off_the_main_thread_installs_nothing():
+    before = [signal.getsignal(s) for s in STOP_SIGNALS]
+    seen: list[object] = []
+
+    def body() -> None:
+        with stop_on_signals(threading.Event()):
+            seen.append([signal.getsignal(s) for s in STOP_SIGNALS])
+
+    thread = threading.Thread(target=body)
+    thread.start()
+    thread.join(timeout=10)
+    assert seen == [before]
 
 
 # --- the installed console script ------------------------------------------------------------------

@@ -1,10 +1,14 @@
-"""Just enough HTML reading for a payer without a browser: forms, inputs, iframes, elements by id."""
+"""Just enough HTML reading for a payer without a browser: forms, inputs, iframes, links, elements by id."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import urljoin
+
+# Elements without an end tag: they hold no text.
+VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"})
+INPUT_TAGS = ("input", "textarea", "select")
 
 
 @dataclass
@@ -21,41 +25,53 @@ class _Reader(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.forms: list[Form] = []
+        self.inputs: list[dict[str, str]] = []
         self.iframes: list[str] = []
+        self.links: dict[str, str] = {}
         self.texts: dict[str, str] = {}
-        self._open_ids: list[tuple[str, str]] = []  # (tag, id) whose text is being collected
+        self._open: list[tuple[str, str]] = []  # (tag, id or "") of the elements not yet closed
         self._form: Form | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attributes = {name: value or "" for name, value in attrs}
+        element_id = attributes.get("id", "")
         if tag == "form":
             method = attributes.get("method", "get").lower()
-            self._form = Form(attributes.get("id", ""), attributes.get("action", ""), method)
+            self._form = Form(element_id, attributes.get("action", ""), method)
             self.forms.append(self._form)
-        elif tag in ("input", "textarea", "select") and self._form is not None and attributes.get("name"):
-            self._form.fields[attributes["name"]] = attributes.get("value", "")
+        elif tag in INPUT_TAGS:
+            self.inputs.append(attributes)
+            if self._form is not None and attributes.get("name"):
+                self._form.fields[attributes["name"]] = attributes.get("value", "")
         elif tag == "iframe" and attributes.get("src"):
             self.iframes.append(attributes["src"])
-        if attributes.get("id"):
-            self.texts.setdefault(attributes["id"], "")
-            self._open_ids.append((tag, attributes["id"]))
+        elif tag == "a" and element_id:
+            self.links[element_id] = attributes.get("href", "")
+        if element_id:
+            self.texts.setdefault(element_id, "")
+        if tag not in VOID_TAGS:
+            self._open.append((tag, element_id))
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "form":
             self._form = None
-        for index in range(len(self._open_ids) - 1, -1, -1):
-            if self._open_ids[index][0] == tag:
-                del self._open_ids[index]
-                break
+        if any(open_tag == tag for open_tag, _ in self._open):  # a stray end tag closes nothing
+            while self._open.pop()[0] != tag:
+                pass
 
     def handle_data(self, data: str) -> None:
-        for _, element_id in self._open_ids:
-            self.texts[element_id] += data
+        for _, element_id in self._open:
+            if element_id:
+                self.texts[element_id] += data
 
 
 @dataclass
 class Page:
-    """A fetched page: its URL, HTTP status, forms, iframes and the text of every element with an id."""
+    """A fetched page: its URL, HTTP status, forms, inputs, iframes, links and the text of every element with an id.
+
+    URLs (form actions, iframe sources, link targets) are resolved against the page's URL;
+    ``redirects`` are the HTTP statuses of the redirects that led to the page.
+    """
 
     url: str
     status_code: int
@@ -63,14 +79,28 @@ class Page:
     forms: list[Form]
     iframes: list[str]
     texts: dict[str, str]
+    inputs: list[dict[str, str]] = field(default_factory=list)  # every input, select, textarea: its attributes
+    links: dict[str, str] = field(default_factory=dict)  # id of an <a> -> href
+    redirects: tuple[int, ...] = ()
 
     @classmethod
-    def parse(cls, url: str, status_code: int, html: str) -> Page:
+    def parse(cls, url: str, status_code: int, html: str, *, redirects: tuple[int, ...] = ()) -> Page:
         reader = _Reader()
         reader.feed(html)
+        reader.close()
         for form in reader.forms:
             form.action = urljoin(url, form.action) if form.action else url
-        return cls(url, status_code, html, reader.forms, [urljoin(url, s) for s in reader.iframes], reader.texts)
+        return cls(
+            url,
+            status_code,
+            html,
+            reader.forms,
+            [urljoin(url, src) for src in reader.iframes],
+            reader.texts,
+            reader.inputs,
+            {element_id: urljoin(url, href) for element_id, href in reader.links.items()},
+            redirects,
+        )
 
     def form(self, form_id: str | None = None) -> Form:
         """The form with this id (or the only/first form); LookupError names what the page has."""
@@ -84,8 +114,13 @@ class Page:
         return element_id in self.texts
 
     def text(self, element_id: str) -> str:
-        return self.texts.get(element_id, "").strip()
+        """The element's text as a browser shows it (runs of white space as one space); "" if there is none."""
+        return _shown(self.texts.get(element_id, ""))
 
     def field_errors(self) -> dict[str, str]:
         """``{field: message}`` from elements ``error-<field>`` (hosted pages' validation)."""
-        return {k.removeprefix("error-"): v.strip() for k, v in self.texts.items() if k.startswith("error-")}
+        return {k.removeprefix("error-"): _shown(v) for k, v in self.texts.items() if k.startswith("error-")}
+
+
+def _shown(text: str) -> str:
+    return " ".join(text.split())

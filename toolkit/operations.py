@@ -177,6 +177,45 @@ def _form(name: str, path: str, code: str, request: str, summary: str, *assumed:
     )
 
 
+def _partial_follow_up(name: str, path: str, code: str, request: str, summary: str) -> Operation:
+    """capture and return: on an earlier order, the whole amount or a part given with amount and currency."""
+    return Operation(
+        name,
+        path,
+        code,
+        request,
+        "AsyncResponse",
+        ResponseKind.ASYNC,
+        AuthScheme.CONTROL,
+        summary,
+        required=_FOLLOW_UP,
+        optional=("amount", "currency", "comment"),
+        together=(("amount", "currency"),),
+        control=AMOUNT_CONTROL,
+        assumed=(_ASSUMED_GROUP,),
+    )
+
+
+def _threeds_upload(
+    name: str, path: str, code: str, request: str, summary: str, result: str, *, optional: tuple[str, ...] = ()
+) -> Operation:
+    """The 3DS result uploads (section 4.2): the merchant passes on what the payer's browser brought back."""
+    return Operation(
+        name,
+        path,
+        code,
+        request,
+        "AsyncResponse",
+        ResponseKind.ASYNC,
+        AuthScheme.CONTROL,
+        summary,
+        required=(*_FOLLOW_UP, result),
+        optional=optional,
+        control=FOLLOW_UP_CONTROL,
+        assumed=(_ASSUMED_FIELDS,),
+    )
+
+
 _OPERATIONS = (
     # 4.1 Payment operations
     _payment("sale", "/api/v2/sale/{endpointId}", "SALE", "SaleRequest", "Authorization and capture combined"),
@@ -191,20 +230,12 @@ _OPERATIONS = (
         "Universal hosted payment form",
         _ASSUMED_FORM_CONTROL,
     ),
-    Operation(
+    _partial_follow_up(
         "capture",
         "/api/v2/capture/{endpointId}",
         "CAPTURE",
         "CaptureRequest",
-        "AsyncResponse",
-        ResponseKind.ASYNC,
-        AuthScheme.CONTROL,
         "Settles a preauth; partial capture with amount and currency",
-        required=_FOLLOW_UP,
-        optional=("amount", "currency", "comment"),
-        together=(("amount", "currency"),),
-        control=AMOUNT_CONTROL,
-        assumed=(_ASSUMED_GROUP,),
     ),
     Operation(
         "void",
@@ -220,20 +251,12 @@ _OPERATIONS = (
         control=FOLLOW_UP_CONTROL,
         assumed=(_ASSUMED_GROUP,),
     ),
-    Operation(
+    _partial_follow_up(
         "return",
         "/api/v2/return/{endpointId}",
         "RETURN",
         "ReturnRequest",
-        "AsyncResponse",
-        ResponseKind.ASYNC,
-        AuthScheme.CONTROL,
         "Refund or reversal; partial with amount and currency; releases a preauth",
-        required=_FOLLOW_UP,
-        optional=("amount", "currency", "comment"),
-        together=(("amount", "currency"),),
-        control=AMOUNT_CONTROL,
-        assumed=(_ASSUMED_GROUP,),
     ),
     Operation(
         "status",
@@ -280,46 +303,31 @@ _OPERATIONS = (
         assumed=(_ASSUMED_FIELDS,),
     ),
     # 4.2 3DS result upload
-    Operation(
+    _threeds_upload(
         "upload_method_url_result",
         "/api/3ds/v1/upload-method-url-result/{endpointId}",
         "TDS_UPLOAD_METHOD_URL_RESULT",
         "TdsMethodUrlResultRequest",
-        "AsyncResponse",
-        ResponseKind.ASYNC,
-        AuthScheme.CONTROL,
         "Result of the 3DS 2.x Method step (threeDSCompInd Y/N/U)",
-        required=(*_FOLLOW_UP, "threeDSCompInd"),
+        "threeDSCompInd",
         optional=_BROWSER,
-        control=FOLLOW_UP_CONTROL,
-        assumed=(_ASSUMED_FIELDS,),
     ),
-    Operation(
+    _threeds_upload(
         "upload_cres_result",
         "/api/3ds/v1/upload-cres-result/{endpointId}",
         "TDS_UPLOAD_CRES_RESULT",
         "TdsCResResultRequest",
-        "AsyncResponse",
-        ResponseKind.ASYNC,
-        AuthScheme.CONTROL,
         "Challenge response (CRes) at the end of a 3DS 2.x challenge",
-        required=(*_FOLLOW_UP, "cres"),
-        control=FOLLOW_UP_CONTROL,
-        assumed=(_ASSUMED_FIELDS,),
+        "cres",
     ),
-    Operation(
+    _threeds_upload(
         "upload_pares_result",
         "/api/3ds/v1/upload-pares-result/{endpointId}",
         "TDS_UPLOAD_PARES_RESULT",
         "TdsPaResResultRequest",
-        "AsyncResponse",
-        ResponseKind.ASYNC,
-        AuthScheme.CONTROL,
         "Payer authentication response (PaRes) of a 3DS 1.0.2 flow",
-        required=(*_FOLLOW_UP, "pares"),
+        "pares",
         optional=("md",),
-        control=FOLLOW_UP_CONTROL,
-        assumed=(_ASSUMED_FIELDS,),
     ),
     # 4.3 Cards and recurring
     Operation(

@@ -39,12 +39,13 @@ class Payer:
 
     def __init__(self, *, session: requests.Session | None = None, timeout: float = 10.0) -> None:
         self.session = session or requests.Session()
-        self.session.headers.setdefault("User-Agent", "gatekit-payer")
+        self.session.headers["User-Agent"] = "gatekit-payer (a test browser without JavaScript)"
         self.timeout = timeout
         self.history: list[Page] = []
 
     def _page(self, response: requests.Response) -> Page:
-        page = Page.parse(response.url, response.status_code, response.text)
+        redirects = tuple(hop.status_code for hop in response.history)
+        page = Page.parse(response.url, response.status_code, response.text, redirects=redirects)
         self.history.append(page)
         return page
 
@@ -68,15 +69,19 @@ class Payer:
         if status.redirect_to:
             return self.open(status.redirect_to)
         if status.html:
-            page = Page.parse(status.get("redirect-to") or "about:blank", 200, status.html)
+            page = self.html_page(status)
             if page.iframes:
                 return self.open(page.iframes[0])
             return self.submit(page.form())
         raise PayerError(f"status {status.status} of order {status.orderid} asks nothing of the payer")
 
+    def html_page(self, status: StatusResponse) -> Page:
+        """The status ``html`` as the browser renders it (not loaded: its frame and form are the next steps)."""
+        return Page.parse(status.redirect_to or "about:blank", 200, status.html)
+
     def load_method_url(self, status: StatusResponse) -> Page:
         """The browser loads the 3-D Secure method URL in its hidden frame (fingerprinting)."""
-        page = Page.parse("about:blank", 200, status.html)
+        page = self.html_page(status)
         if not page.iframes:
             raise PayerError(f"status of order {status.orderid} carries no 3-D Secure method frame")
         return self.open(page.iframes[0])

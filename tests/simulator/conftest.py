@@ -12,9 +12,11 @@ import pytest
 import requests
 
 from toolkit import demo, signing
+from toolkit.callbacks import CallbackReceiver
 from toolkit.client import GatewayClient
 from toolkit.config import GatewayConfig
 from toolkit.operations import get_operation
+from toolkit.simcontrol import SimulatorControl
 from toolkit.simulator import SimulatorServer
 from toolkit.testdata import new_client_orderid
 from toolkit.wire import FORM_TYPE, MEDIA_TYPE, encode_form
@@ -45,6 +47,21 @@ def unchecked(config: GatewayConfig) -> Iterator[GatewayClient]:
     """A client that sends what its own checks would refuse (``validate=False``), still signed."""
     with GatewayClient(config, validate=False) as gateway:
         yield gateway
+
+
+@pytest.fixture
+def control(server: SimulatorServer) -> Iterator[SimulatorControl]:
+    """The simulator's control API (``/_sim/``), reset before each test: no orders, faults or callbacks."""
+    with server.control() as running:
+        running.reset()
+        yield running
+
+
+@pytest.fixture
+def receiver() -> Iterator[CallbackReceiver]:
+    """The merchant's back end on a loopback port: callbacks and redirects, ``control`` checked with the demo key."""
+    with CallbackReceiver(demo.CONTROL_KEY) as running:
+        yield running
 
 
 @pytest.fixture

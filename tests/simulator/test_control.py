@@ -24,27 +24,9 @@ SETTLEMENT_AFTER = 3600.0
 
 
 @pytest.fixture(scope="module")
-def sim() -> Iterator[SimulatorServer]:
+def server() -> Iterator[SimulatorServer]:
+    """This module's simulator (``client``, ``control`` and ``receiver`` of conftest.py use it)."""
     with SimulatorServer(default_settings(settlement_after=SETTLEMENT_AFTER)) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def client(sim: SimulatorServer) -> Iterator[GatewayClient]:
-    with GatewayClient(sim.client_config()) as gateway:
-        yield gateway
-
-
-@pytest.fixture
-def control(sim: SimulatorServer) -> Iterator[SimulatorControl]:
-    with sim.control() as running:
-        running.reset()
-        yield running
-
-
-@pytest.fixture
-def receiver() -> Iterator[CallbackReceiver]:
-    with CallbackReceiver(demo.CONTROL_KEY) as running:
         yield running
 
 
@@ -69,8 +51,8 @@ def sale(client: GatewayClient, cvv2: str = "123", **extra: Any) -> AsyncRespons
     return client.sale(card_order(cvv2, **extra))
 
 
-def raw(sim: SimulatorServer, method: str, path: str, **kwargs: Any) -> requests.Response:
-    return requests.request(method, f"{sim.root_url}/_sim/{path}", timeout=10, **kwargs)
+def raw(server: SimulatorServer, method: str, path: str, **kwargs: Any) -> requests.Response:
+    return requests.request(method, f"{server.root_url}/_sim/{path}", timeout=10, **kwargs)
 
 
 # --- operation faults ----------------------------------------------------------------------------
@@ -144,9 +126,9 @@ def test_fault_waits_for_its_own_operation(client: GatewayClient, control: Simul
     ],
 )
 def test_bad_fault_names_the_field(
-    sim: SimulatorServer, control: SimulatorControl, body: dict[str, Any], field: str
+    server: SimulatorServer, control: SimulatorControl, body: dict[str, Any], field: str
 ) -> None:
-    answer = raw(sim, "POST", "faults", json=body)
+    answer = raw(server, "POST", "faults", json=body)
     assert answer.status_code == 400
     assert answer.json()["field"] == field
     assert answer.json()["error"].startswith(f"{field}: ")
@@ -191,10 +173,10 @@ def test_transaction_view_is_masked(client: GatewayClient, control: SimulatorCon
 
 
 def test_journal_has_masked_entries_with_warnings(
-    sim: SimulatorServer, client: GatewayClient, control: SimulatorControl
+    server: SimulatorServer, client: GatewayClient, control: SimulatorControl
 ) -> None:
     sale(client)
-    requests.post(f"{sim.base_url}/api/v2/sale/{demo.ENDPOINT_ID}", data={"client_orderid": "x"}, timeout=10)
+    requests.post(f"{server.base_url}/api/v2/sale/{demo.ENDPOINT_ID}", data={"client_orderid": "x"}, timeout=10)
     entries = control.journal(login=demo.LOGIN)
     assert [e["operation"] for e in entries] == ["sale", "sale"]
     assert entries[0]["fields"]["credit_card_number"] == "453897******6732"
@@ -203,8 +185,8 @@ def test_journal_has_masked_entries_with_warnings(
     assert control.journal(limit=1) == entries[-1:]
 
 
-def test_merchants_never_show_control_keys(sim: SimulatorServer, control: SimulatorControl) -> None:
-    answer = raw(sim, "GET", "merchants")
+def test_merchants_never_show_control_keys(server: SimulatorServer, control: SimulatorControl) -> None:
+    answer = raw(server, "GET", "merchants")
     (merchant,) = answer.json()["merchants"]
     assert merchant["login"] == demo.LOGIN
     assert merchant["endpoint_ids"] == [demo.ENDPOINT_ID]
@@ -245,7 +227,7 @@ def test_health(control: SimulatorControl) -> None:
     ],
 )
 def test_bad_input_names_the_field(
-    sim: SimulatorServer,
+    server: SimulatorServer,
     control: SimulatorControl,
     method: str,
     path: str,
@@ -253,7 +235,7 @@ def test_bad_input_names_the_field(
     status: int,
     field: str,
 ) -> None:
-    answer = raw(sim, method, path, **kwargs)
+    answer = raw(server, method, path, **kwargs)
     assert answer.status_code == status
     assert answer.json()["field"] == field
 
@@ -278,10 +260,10 @@ def test_forced_final_status_sends_the_callback(
 
 
 def test_force_status_refuses_a_status_outside_the_list(
-    sim: SimulatorServer, client: GatewayClient, control: SimulatorControl
+    server: SimulatorServer, client: GatewayClient, control: SimulatorControl
 ) -> None:
     ack = sale(client)
-    answer = raw(sim, "POST", f"transactions/{ack.orderid}/status", json={"status": "processing"})
+    answer = raw(server, "POST", f"transactions/{ack.orderid}/status", json={"status": "processing"})
     assert answer.status_code == 400
     assert answer.json()["field"] == "status"
 

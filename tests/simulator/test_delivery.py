@@ -29,27 +29,9 @@ TIMEOUT = 0.5
 
 
 @pytest.fixture(scope="module")
-def sim() -> Iterator[SimulatorServer]:
+def server() -> Iterator[SimulatorServer]:
+    """This module's simulator (``client``, ``control`` and ``receiver`` of conftest.py use it)."""
     with SimulatorServer(default_settings(callback_retry=RETRY, callback_timeout=TIMEOUT)) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def client(sim: SimulatorServer) -> Iterator[GatewayClient]:
-    with GatewayClient(sim.client_config()) as gateway:
-        yield gateway
-
-
-@pytest.fixture
-def control(sim: SimulatorServer) -> Iterator[SimulatorControl]:
-    with sim.control() as running:
-        running.reset()
-        yield running
-
-
-@pytest.fixture
-def receiver() -> Iterator[CallbackReceiver]:
-    with CallbackReceiver(demo.CONTROL_KEY) as running:
         yield running
 
 

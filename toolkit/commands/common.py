@@ -1,4 +1,4 @@
-"""What the subcommands share: gateway options, ``field=value`` arguments, masked JSON output.
+"""What the subcommands share: gateway options, ``field=value`` arguments, masked JSON output, stopping on signals.
 
 The options mirror the environment variables of ``toolkit.config`` (a flag wins over the
 variable, the variable over the profile).  Nothing printed here carries a secret or card data.
@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
-from collections.abc import Callable, Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from types import FrameType
 from typing import Any, TextIO, TypeAlias
 
 from toolkit.config import ENV_VARS, GatewayConfig, load_config
@@ -87,3 +91,27 @@ def masked(mapping: Mapping[str, str]) -> dict[str, str]:
 def print_json(data: Any, stream: TextIO | None = None) -> None:
     json.dump(data, stream or sys.stdout, indent=2, ensure_ascii=False)
     (stream or sys.stdout).write("\n")
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    """Ctrl-C and SIGTERM set ``stop`` (even where SIGINT was ignored), the previous handlers come back after.
+
+    Only the main thread can install handlers: elsewhere this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {signum: signal.signal(signum, handler) for signum in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, before in previous.items():
+            signal.signal(signum, before)

@@ -13,16 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from types import FrameType
 from typing import Any, TextIO
 
 from toolkit.callbacks import CallbackReceiver, Received
-from toolkit.commands.common import Subparsers
+from toolkit.commands.common import Subparsers, stop_on_signals
 from toolkit.config import ENV_VARS
 
 NAME = "listen"
@@ -51,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     control_key = args.control_key or os.environ.get(ENV_VARS["control_key"]) or None
     receiver = CallbackReceiver(control_key, host=args.host, port=args.port)
     stop = threading.Event()
-    with _stop_on_signals(stop):
+    with stop_on_signals(stop):
         return listen(receiver, stop, out=sys.stdout)
 
 
@@ -101,24 +97,3 @@ class JsonLines:
     def arrival(self, record: Received) -> None:
         """An observer of the receiver: the masked record as one line."""
         self.line(record.to_dict())
-
-
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-@contextmanager
-def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
-    """Ctrl-C and SIGTERM set ``stop`` (even where SIGINT was ignored); only the main thread can do this."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {signum: signal.signal(signum, handler) for signum in _STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for signum, before in previous.items():
-            signal.signal(signum, before)

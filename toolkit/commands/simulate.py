@@ -14,18 +14,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import signal
 import sqlite3
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
 from typing import TextIO
 
 from toolkit import demo
-from toolkit.commands.common import Subparsers
+from toolkit.commands.common import Subparsers, stop_on_signals
 from toolkit.simulator.server import SimulatorServer
 from toolkit.simulator.settings import Merchant, SettingsError, SimulatorSettings, load_settings
 
@@ -63,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _unusable(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
     stop = threading.Event()
-    with _stop_on_signals(stop), server:
+    with stop_on_signals(stop), server:
         describe(server, sys.stdout)
         stop.wait()
     print(f"stopped: {server.base_url}", flush=True)
@@ -115,24 +111,3 @@ def _merchant_lines(merchant: Merchant) -> list[str]:
     else:
         lines.append("  control key: as in the settings file (not printed)")
     return lines
-
-
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-@contextmanager
-def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
-    """Ctrl-C and SIGTERM set ``stop``; only the main thread can install handlers (elsewhere: nothing)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {signum: signal.signal(signum, handler) for signum in _STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for signum, before in previous.items():
-            signal.signal(signum, before)

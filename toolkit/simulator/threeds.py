@@ -165,23 +165,30 @@ def is_managed(engine: Engine, tx: Row) -> bool:
 def apply_cres(engine: Engine, tx: Row, cres: str) -> Row:
     if tx["tds_state"] != "challenge":
         raise state_error(f"no 3-D Secure challenge is pending for orderid {tx['orderid']} (state {_state(tx)})")
-    data = read_message(engine, cres, "cres")
-    if data.get("orderid") != tx["orderid"]:
-        raise SimError(f"cres belongs to orderid {data.get('orderid')}, not {tx['orderid']}", code="1")
-    if data.get("transStatus") != "Y":
-        return engine.finalize(tx, Status.DECLINED.value, CHALLENGE_FAILED.error_code, CHALLENGE_FAILED.error_message)
-    return engine.schedule(engine.update(tx, tds_state="done", eci="05"))
+    data = _result_for(engine, tx, cres, "cres")
+    return _authenticated(engine, tx, data.get("transStatus") == "Y", eci="05")
 
 
 def apply_pares(engine: Engine, tx: Row, pares: str) -> Row:
     if tx["tds_state"] != "pares":
         raise state_error(f"no 3-D Secure 1.0.2 result is pending for orderid {tx['orderid']} (state {_state(tx)})")
-    data = read_message(engine, pares, "pares")
+    data = _result_for(engine, tx, pares, "pares")
+    return _authenticated(engine, tx, bool(data.get("authenticated")), eci=str(data.get("eci", "")))
+
+
+def _result_for(engine: Engine, tx: Row, message: str, what: str) -> dict[str, Any]:
+    """The signed CRes / PaRes, which must be this order's own (error code 1 otherwise)."""
+    data = read_message(engine, message, what)
     if data.get("orderid") != tx["orderid"]:
-        raise SimError(f"pares belongs to orderid {data.get('orderid')}, not {tx['orderid']}", code="1")
-    if not data.get("authenticated"):
+        raise SimError(f"{what} belongs to orderid {data.get('orderid')}, not {tx['orderid']}", code="1")
+    return data
+
+
+def _authenticated(engine: Engine, tx: Row, passed: bool, *, eci: str) -> Row:
+    """A failed authentication declines the order; a passed one ends 3-D Secure and the decision follows."""
+    if not passed:
         return engine.finalize(tx, Status.DECLINED.value, CHALLENGE_FAILED.error_code, CHALLENGE_FAILED.error_message)
-    return engine.schedule(engine.update(tx, tds_state="done", eci=str(data.get("eci", ""))))
+    return engine.schedule(engine.update(tx, tds_state="done", eci=eci))
 
 
 def apply_method_result(engine: Engine, tx: Row, indicator: str) -> Row:

@@ -1,0 +1,208 @@
+"""toolkit.payer: the cardholder's browser over plain HTTP, against the real simulator on a loopback port.
+
+The merchant is the demo merchant's ``GatewayClient``; its ``redirect_url`` is a ``CallbackReceiver``,
+so that ``return_to_merchant`` delivers somewhere real and the signed outcome is verified there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from decimal import Decimal
+
+import pytest
+
+from toolkit import demo
+from toolkit.callbacks import CallbackReceiver
+from toolkit.client import GatewayClient
+from toolkit.htmlforms import Form, Page
+from toolkit.models import AsyncResponse, FormResponse, Status, StatusResponse
+from toolkit.payer import Delivered, Payer, PayerError
+from toolkit.signing import verify_callback_control
+from toolkit.simulator import SimulatorServer
+from toolkit.testdata import CHALLENGE_PASSWORD, Card, card_for, form_fields, sale_fields, three_ds_v1_card
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[SimulatorServer]:
+    with SimulatorServer() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def client(server: SimulatorServer) -> Iterator[GatewayClient]:
+    with GatewayClient(server.client_config()) as gateway:
+        yield gateway
+
+
+@pytest.fixture(scope="module")
+def receiver() -> Iterator[CallbackReceiver]:
+    with CallbackReceiver(demo.CONTROL_KEY) as running:
+        yield running
+
+
+@pytest.fixture
+def payer() -> Iterator[Payer]:
+    browser = Payer()
+    yield browser
+    browser.session.close()
+
+
+def hosted_page(client: GatewayClient, receiver: CallbackReceiver, operation: str = "sale_form") -> FormResponse:
+    form = client.call(operation, form_fields(operation, redirect_url=receiver.redirect_url))
+    assert isinstance(form, FormResponse)
+    return form
+
+
+def start_sale(client: GatewayClient, receiver: CallbackReceiver, card: Card) -> tuple[AsyncResponse, StatusResponse]:
+    """A sale of 1.00 EUR and the first status that asks something of the payer."""
+    ack = client.sale(sale_fields(card=card, amount=Decimal("1.00"), redirect_url=receiver.redirect_url))
+    status = client.wait_for_payer_or_final(ack)
+    assert status.needs_payer, status.raw
+    return ack, status
+
+
+def ids(ack: AsyncResponse) -> dict[str, str]:
+    return {"client_orderid": ack.client_orderid, "orderid": ack.orderid}
+
+
+# --- pages ------------------------------------------------------------------------------------------
+
+
+def test_open_reads_the_page_and_keeps_it_in_the_history(
+    client: GatewayClient, receiver: CallbackReceiver, payer: Payer
+) -> None:
+    form = hosted_page(client, receiver)
+
+    page = payer.open(form.redirect_url)
+
+    assert (page.url, page.status_code, page.redirects) == (form.redirect_url, 200, ())
+    assert page.form("payment-form").action == form.redirect_url and page.text("amount") == "10.42"
+    assert payer.history == [page]
+
+
+def test_submit_sends_a_get_form_as_a_query(server: SimulatorServer, payer: Payer) -> None:
+    page = payer.submit(Form("search", f"{server.base_url}/form/unknown-token", "get", {"a": "1"}), {"b": "2"})
+
+    assert page.url == f"{server.base_url}/form/unknown-token?a=1&b=2" and page.status_code == 404
+
+
+def test_redirects_that_led_to_a_page_are_kept(client: GatewayClient, receiver: CallbackReceiver, payer: Payer) -> None:
+    page = payer.open(hosted_page(client, receiver).redirect_url)
+
+    acs = payer.fill_payment_page(page, card_for("3ds-challenge"))
+
+    assert acs.redirects == (303,) and acs.has("challenge-form") and "/3ds/v2/acs/" in acs.url
+
+
+# --- hosted payment pages ---------------------------------------------------------------------------
+
+
+def test_fill_payment_page_enters_only_the_fields_the_page_has(
+    client: GatewayClient, receiver: CallbackReceiver, payer: Payer
+) -> None:
+    sent: list[str] = []
+    payer.session.hooks["response"].append(lambda response, **_: sent.append(response.request.body or ""))
+    form = hosted_page(client, receiver, "payout_form")
+
+    done = payer.fill_payment_page(payer.open(form.redirect_url), card_for("approved"))
+
+    assert len(sent) == 2 and "credit_card_number=" in sent[1] and "cvv2" not in sent[1]  # a payout asks no CVV2
+    assert payer.redirect_fields(done)["status"] == "approved"
+
+
+def test_fill_payment_page_overrides_show_the_field_errors(
+    client: GatewayClient, receiver: CallbackReceiver, payer: Payer
+) -> None:
+    page = payer.open(hosted_page(client, receiver).redirect_url)
+
+    refused = payer.fill_payment_page(page, card_for("approved"), credit_card_number="4538977399606733")
+
+    assert refused.status_code == 200 and list(refused.field_errors()) == ["credit_card_number"]
+    assert "Luhn" in refused.field_errors()["credit_card_number"]
+
+
+def test_pay_on_hosted_page_passes_the_challenge_and_returns_to_the_merchant(
+    client: GatewayClient, receiver: CallbackReceiver, payer: Payer
+) -> None:
+    form = hosted_page(client, receiver)
+
+    delivered = payer.pay_on_hosted_page(form.redirect_url, card_for("3ds-challenge"))
+
+    assert delivered.url == receiver.redirect_url and delivered.status_code == 200
+    assert delivered.fields["status"] == "approved" and delivered.fields["orderid"] == form.orderid
+    assert receiver.wait_for_redirect(orderid=form.orderid).control_ok is True
+    assert client.status(ids(form)).status is Status.APPROVED
+
+
+def test_pay_on_hosted_page_stops_at_a_refused_card(
+    client: GatewayClient, receiver: CallbackReceiver, payer: Payer
+) -> None:
+    expired = dataclasses.replace(card_for("approved"), expire_month="13")
+
+    with pytest.raises(PayerError, match=r"the payment page refused the card: .*expire_month"):
+        payer.pay_on_hosted_page(hosted_page(client, receiver).redirect_url, expired)
+
+
+# --- 3-D Secure, API flow -----------------------------------------------------------------------------
+
+
+def test_three_ds_v2_method_step_challenge_and_return(
+    client: GatewayClient, receiver: CallbackReceiver, payer: Payer
+) -> None:
+    ack, status = start_sale(client, receiver, card_for("3ds-challenge"))
+    assert payer.html_page(status).iframes == [status.get("three-ds-method-url")]
+    assert payer.load_method_url(status).has("threeds-method-done")
+    client.upload_method_url_result(ids(ack), threeDSCompInd="Y")
+
+    page = payer.follow(client.wait_for_payer_or_final(ack))  # redirect-to: the ACS page
+    back = payer.answer_challenge(page)
+    delivered = payer.return_to_merchant(back)
+
+    assert page.has("challenge-form") and payer.redirect_fields(back) == delivered.fields
+    assert delivered == Delivered(receiver.redirect_url, delivered.fields, 200)
+    assert verify_callback_control(delivered.fields, demo.CONTROL_KEY)
+    client.upload_cres_result(ids(ack), cres=delivered.fields["cres"])
+    assert client.wait_for_final_status(ack).status is Status.APPROVED
+
+
+def test_follow_loads_the_method_frame_of_a_status_html(
+    client: GatewayClient, receiver: CallbackReceiver, payer: Payer
+) -> None:
+    _, status = start_sale(client, receiver, card_for("3ds-challenge"))
+    assert not status.redirect_to
+
+    assert payer.follow(status).has("threeds-method-done")
+
+
+@pytest.mark.parametrize(
+    ("password", "expected"),
+    [(CHALLENGE_PASSWORD, Status.APPROVED), ("wrong", Status.DECLINED)],
+    ids=["right", "wrong"],
+)
+def test_follow_auto_submits_the_html_form_without_redirect_to(
+    client: GatewayClient, receiver: CallbackReceiver, payer: Payer, password: str, expected: Status
+) -> None:
+    ack, status = start_sale(client, receiver, three_ds_v1_card())
+    html_only = dataclasses.replace(status, redirect_to="")
+
+    acs = payer.follow(html_only)  # POSTs PaReq and MD, as the page's onload does
+    fields = payer.redirect_fields(payer.answer_challenge(acs, password))
+
+    assert acs.has("acs-form") and acs.url == status.redirect_to and fields["md"] == ack.orderid
+    client.upload_pares_result(ids(ack), pares=fields["pares"], md=fields["md"])
+    assert client.wait_for_final_status(ack).status is expected
+
+
+def test_what_the_payer_cannot_do_is_a_payer_error(
+    client: GatewayClient, receiver: CallbackReceiver, payer: Payer
+) -> None:
+    _, v1_status = start_sale(client, receiver, three_ds_v1_card())
+    approved = client.wait_for_final_status(client.sale(sale_fields(card=card_for("approved"))))
+
+    with pytest.raises(PayerError, match="carries no 3-D Secure method frame"):
+        payer.load_method_url(v1_status)
+    with pytest.raises(PayerError, match="asks nothing of the payer"):
+        payer.follow(approved)
+    with pytest.raises(PayerError, match=r"shows no 3-D Secure challenge \(HTTP 200\)"):
+        payer.answer_challenge(Page.parse("https://merchant.example/", 200, "<p>thanks</p>"))
