@@ -21,10 +21,12 @@ Kind = Literal["callback", "redirect"]
 CALLBACK: Kind = "callback"
 REDIRECT: Kind = "redirect"
 
-# Identifiers and checksums are never free text: a long numeric orderid may pass the Luhn check.
+# Identifiers, checksums and signed 3-D Secure tokens are never free text: a long numeric orderid, or a
+# run of digits inside a base64url CRes/PaRes, may pass the Luhn check, and masking would corrupt it.
 _NOT_FREE_TEXT = frozenset(
-    {"orderid", "merchant_order", "client_orderid", "control", "amount", "currency", "status", "type", "cardrefid"}
-)
+    {"orderid", "merchant_order", "client_orderid", "control", "amount", "currency", "status", "type", "cardrefid",
+     "cres", "pares", "md"}
+)  # fmt: skip
 _PAN_NAMES = re.compile(r"(?i)^(card[-_]?(number|no)|pan)$")
 _CVV_NAMES = re.compile(r"(?i)^(cvv2?|cvc2?)$")
 

@@ -1,0 +1,92 @@
+"""The walkthrough notebooks: committed clean, run top to bottom against the embedded simulator, leak nothing."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from toolkit import demo
+from toolkit.fields import luhn_ok
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
+CELL_TIMEOUT = 60  # seconds per cell; each notebook takes a few seconds in all
+CARD_RUN = re.compile(r"(?<![\d.])\d{13,19}(?!\d)")  # not the decimals of a float
+HEX_ID = re.compile(r"[0-9a-f]{32}")  # widget model ids in the saved widget state: random hex, not card numbers
+CVV_VALUE = re.compile(r"(?i)cvv2?\W{0,6}(?:=|:|%3D)\W{0,3}(\d{3,4})(?!\d)")
+PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
+
+
+def leaks(text: str) -> list[str]:
+    """Luhn-valid 13-19 digit numbers, cvv2 values, the demo control key, private keys."""
+    found = [f"card number {m}" for m in CARD_RUN.findall(HEX_ID.sub("-", text)) if luhn_ok(m)]
+    found += [f"cvv2 {m}" for m in CVV_VALUE.findall(text)]
+    found += ["the demo control key"] if demo.CONTROL_KEY in text else []
+    return found + (["a private key"] if PRIVATE_KEY.search(text) else [])
+
+
+def test_the_leak_scanner_finds_what_it_looks_for():
+    assert leaks("credit_card_number=4538977399606732&cvv2=321") == ["card number 4538977399606732", "cvv2 321"]
+    assert leaks('{"cvv2": "123"}') == ["cvv2 123"]
+    assert leaks(f"{demo.CONTROL_KEY} -----BEGIN RSA PRIVATE KEY-----") == ["the demo control key", "a private key"]
+    assert leaks("453897******6732 cvv2=*** orderid 8056020 1795312800 elapsed=0.0077159450002000085") == []
+    assert leaks('"IPY_MODEL_39718321118647909c7c8cac8b2785d9"') == []
+    assert leaks("pan 4538977399606732.") == ["card number 4538977399606732"]
+
+
+def test_the_five_walkthroughs_are_there():
+    assert [path.stem for path in PATHS] == [
+        "01-quickstart", "02-3ds-walkthrough", "03-refunds-and-rebills", "04-signing-debugger", "05-explorer"
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_committed_notebooks_carry_no_outputs(path: Path):
+    notebook = nbformat.read(path, as_version=4)
+    nbformat.validate(notebook)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert code and all(cell.outputs == [] and cell.execution_count is None for cell in code)
+    assert "widgets" not in notebook.metadata and notebook.metadata.kernelspec.name == "python3"
+    assert leaks(path.read_text()) == []
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_notebooks_define_no_library_logic(path: Path):
+    """Walkthroughs import toolkit and call it: no functions or classes of their own."""
+    notebook = nbformat.read(path, as_version=4)
+    source = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
+    tree = ast.parse(source)
+    defined = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Lambda))]
+    assert defined == []
+    assert "from toolkit import notebook as nb" in source and "nb.start_simulator()" in source
+
+
+def _executed(path: Path) -> tuple[Any, float]:
+    notebook = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        notebook, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
+    )
+    started = time.monotonic()
+    client.execute()  # raises CellExecutionError naming the cell that failed
+    return notebook, time.monotonic() - started
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_notebook_runs_top_to_bottom_and_leaks_nothing(path: Path):
+    notebook, elapsed = _executed(path)
+    outputs = [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs]
+    assert not [out for out in outputs if out.output_type == "error"]
+    assert all(cell.execution_count for cell in notebook.cells if cell.cell_type == "code")
+    assert len(outputs) >= 5, "a walkthrough shows what it does"
+    executed = json.dumps(nbformat.from_dict(notebook), ensure_ascii=False)  # outputs and widget state
+    assert leaks(executed) == []
+    assert elapsed < 30, f"{path.name} took {elapsed:.1f} s"

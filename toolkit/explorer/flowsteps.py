@@ -1,0 +1,102 @@
+"""The next steps of a flow on the selected order: capture, return, void, card ref + rebill, payout-pay.
+
+Each runs through ``toolkit.flows.Merchant`` (the same calls as the certification steps), follows
+the order it creates until it settles, and is recorded for the exporter, refusals included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from toolkit.errors import ApiError, GatewayError
+from toolkit.explorer.history import Action, Result, Tracked
+from toolkit.flows import Order
+
+if TYPE_CHECKING:
+    from toolkit.explorer.model import ExplorerModel
+
+CAPTURE, RETURN, VOID, REBILL, PAYOUT_PAY = "capture", "return", "void", "card ref + rebill", "payout-pay"
+STEPS = (CAPTURE, RETURN, VOID, REBILL, PAYOUT_PAY)
+# Spec section 3: capture and void apply to an authorization, return to a final approved
+# transaction, payout-pay to a payout-check; a card reference is made from an approved card transaction.
+NEXT_STEPS: dict[str, tuple[str, ...]] = {
+    "sale": (RETURN, VOID, REBILL),
+    "sale_form": (RETURN, VOID, REBILL),
+    "preauth": (CAPTURE, RETURN, VOID),
+    "preauth_form": (CAPTURE, RETURN, VOID),
+    "capture": (RETURN,),
+    "make_rebill": (RETURN, VOID),
+    "payout_check": (PAYOUT_PAY,),
+}
+
+
+class StepRunner:
+    """Runs a next step for an ``ExplorerModel`` and records it in the model's history."""
+
+    def __init__(self, model: ExplorerModel) -> None:
+        self.model = model
+
+    def run(self, step: str, tracked: Tracked, amount: Decimal | None) -> Result:
+        merchant = self.model.session.merchant
+        order = tracked.order
+        if step == REBILL:
+            return self._card_ref_and_rebill(tracked, amount)
+        calls: dict[str, tuple[str, Callable[[], Order]]] = {
+            CAPTURE: ("capture", lambda: merchant.capture(order, amount)),
+            RETURN: ("return", lambda: merchant.return_(order, amount)),
+            VOID: ("void", lambda: merchant.void(order, amount)),
+            PAYOUT_PAY: ("payout_pay", lambda: merchant.payout_pay(order)),
+        }
+        operation, call = calls[step]
+        return self._attempt(operation, tracked, call, select=step == PAYOUT_PAY)
+
+    def _attempt(self, operation: str, target: Tracked, call: Callable[[], Order], *, select: bool) -> Result:
+        model = self.model
+        mark = len(model.session.exchanges)
+        try:
+            child = call()
+        except ApiError as exc:
+            sent = self._sent(operation, mark)
+            model.history.append(Action(operation, target, None, sent, refusal=exc.error_message))
+            return Result(f"{operation} refused", False, exc.error_message, tuple(model.session.exchanges_since(mark)))
+        except GatewayError as exc:
+            return Result(f"{operation} failed", False, str(exc), tuple(model.session.exchanges_since(mark)))
+        created = model.track(child, parent=target, select=select)
+        status = model.settle(created)
+        model.history.append(Action(operation, target, created, dict(child.fields)))
+        title = created.label
+        return Result(title, True, "", tuple(model.session.exchanges_since(mark)), status)
+
+    def _sent(self, operation: str, mark: int) -> dict[str, str]:
+        """The masked fields of the request that was refused."""
+        tried = [e for e in self.model.session.exchanges_since(mark) if e.operation == operation]
+        return dict(tried[-1].request_fields) if tried else {}
+
+    def _card_ref_and_rebill(self, tracked: Tracked, amount: Decimal | None) -> Result:
+        model, merchant = self.model, self.model.session.merchant
+        mark = len(model.session.exchanges)
+        ids = {"client_orderid": tracked.client_orderid, "orderid": tracked.orderid}
+        try:
+            ref = merchant.card_ref(tracked.order)
+        except ApiError as exc:
+            model.history.append(Action("create_card_ref", tracked, None, ids, refusal=exc.error_message))
+            return Result(
+                "create_card_ref refused", False, exc.error_message, tuple(model.session.exchanges_since(mark))
+            )
+        except GatewayError as exc:
+            return Result("create_card_ref failed", False, str(exc), tuple(model.session.exchanges_since(mark)))
+        tracked.card_ref_id = ref.card_ref_id
+        model.history.append(Action("create_card_ref", tracked, None, ids, detail={"cardrefid": ref.card_ref_id}))
+        result = self._attempt(
+            "make_rebill", tracked, lambda: merchant.rebill(ref.card_ref_id, amount=amount), select=True
+        )
+        exchanges = tuple(model.session.exchanges_since(mark))
+        return Result(
+            f"card reference {ref.card_ref_id}, then {result.title}",
+            result.ok,
+            result.message,
+            exchanges,
+            result.status,
+        )

@@ -1,0 +1,194 @@
+"""The explorer's forms: built from the catalogue (``toolkit.operations``) and the field registry
+(``toolkit.fields``), pre-filled from faker (``toolkit.testdata``) and the outcome table.
+
+Which outcome an operation offers is read from the catalogue too: an operation that takes a card's
+CVV2 offers the card outcomes (CVV2 chooses, behaviour section 6) and the 3-D Secure 1.0.2 test
+cards (the amount chooses); a card-less operation that takes an amount offers the amount rules;
+anything else offers none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Literal
+
+from toolkit.fields import FIELDS, Kind
+from toolkit.operations import Operation, ResponseKind
+from toolkit.testdata import orders
+from toolkit.testdata.cards import Card, card_for, future_expiry, random_card_number
+from toolkit.testdata.outcomes import (
+    AMOUNT_APPROVED,
+    AMOUNT_RULES,
+    CARD_OUTCOMES,
+    EXAMPLE_CARDS,
+    GENERIC_DECLINE,
+    THREE_DS_V1_AMOUNTS,
+    THREE_DS_V1_CARDS,
+    amount_for_currency,
+)
+from toolkit.testdata.payers import Payer, new_client_orderid, new_payer
+
+Rule = Literal["cvv2", "amount", "3ds-v1"]
+Section = Literal["required", "one of", "optional"]
+_LABELS = {
+    "3ds-challenge": "3-D Secure challenge",
+    "frictionless": "frictionless (3-D Secure, no challenge)",
+    "unknown": "unknown (acquirer unreachable)",
+    "approved-4-digit-cvv": "approved (4-digit CVV2)",
+    "declined": "declined (any other CVV2)",
+}
+RANDOM_CARD = "a random Luhn-valid card"
+
+
+@dataclass(frozen=True)
+class FormField:
+    """One input of an operation's form."""
+
+    name: str
+    kind: Kind
+    doc: str
+    section: Section
+    secret: bool = False
+    choices: tuple[str, ...] = ()
+
+    @property
+    def required(self) -> bool:
+        return self.section == "required"
+
+
+def form_fields(op: Operation) -> tuple[FormField, ...]:
+    """Required fields first, then the one-of groups, then the optional ones (catalogue order)."""
+    sections: tuple[tuple[Section, tuple[str, ...]], ...] = (
+        ("required", op.required),
+        ("one of", tuple(name for group in op.one_of for name in group)),
+        ("optional", op.optional),
+    )
+    return tuple(
+        FormField(name, FIELDS[name].kind, FIELDS[name].doc, section, FIELDS[name].secret, FIELDS[name].choices)
+        for section, names in sections
+        for name in names
+    )
+
+
+@dataclass(frozen=True)
+class OutcomeChoice:
+    """An entry of the outcome dropdown: what the data will make the gateway answer."""
+
+    label: str
+    name: str  # the outcome's name in toolkit.testdata.outcomes (or the 1.0.2 amount)
+    rule: Rule
+    description: str
+
+
+def outcome_rule(op: Operation) -> Rule | None:
+    """How the sandbox chooses this operation's outcome, read from the catalogue."""
+    if "cvv2" in op.required:
+        return "cvv2"
+    card_less = not {"credit_card_number", "orderid"} & set(op.required)
+    if "amount" in op.required and card_less and op.response is not ResponseKind.FORM:
+        return "amount"
+    return None
+
+
+def outcome_choices(op: Operation) -> tuple[OutcomeChoice, ...]:
+    rule = outcome_rule(op)
+    if rule == "cvv2":
+        cards = [
+            OutcomeChoice(_LABELS.get(o.name, o.name.replace("-", " ")), o.name, "cvv2", o.description)
+            for o in (*CARD_OUTCOMES, GENERIC_DECLINE)
+        ]
+        v1 = [
+            OutcomeChoice(f"3-D Secure 1.0.2: {result.description} ({amount})", amount, "3ds-v1", result.description)
+            for amount, result in THREE_DS_V1_AMOUNTS.items()
+        ]
+        return (*cards, *v1)
+    if rule == "amount":
+        rules = [AMOUNT_APPROVED, *AMOUNT_RULES.values()]
+        return tuple(
+            OutcomeChoice(_LABELS.get(r.name, r.name.replace("-", " ")), r.name, "amount", f"amount rule: {r.name}")
+            for r in rules
+        )
+    return ()
+
+
+def card_choices(op: Operation) -> tuple[str, ...]:
+    """Cards the payer can use (numbers never shown: ``453897******6732``); empty without card fields."""
+    if "credit_card_number" not in op.fields:
+        return ()
+    examples = [f"example card {number[:6]}******{number[-4:]}" for number in EXAMPLE_CARDS]
+    return (*examples, RANDOM_CARD)
+
+
+def make_card(op: Operation, outcome: OutcomeChoice | None, card_label: str, holder: str) -> Card | None:
+    """The card for this outcome: the 1.0.2 test card, or the chosen number with the outcome's CVV2."""
+    if "credit_card_number" not in op.fields:
+        return None
+    if outcome is not None and outcome.rule == "3ds-v1":
+        return card_for("approved", number=THREE_DS_V1_CARDS[0], holder=holder)
+    labels = card_choices(op)
+    index = labels.index(card_label) if card_label in labels else 0
+    number = EXAMPLE_CARDS[index] if index < len(EXAMPLE_CARDS) else random_card_number()
+    if outcome is None or outcome.rule != "cvv2":  # payouts: a destination card, no CVV2
+        month, year = future_expiry()
+        return Card(number, month, year, "", holder)
+    return card_for(outcome.name, number=number, holder=holder)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the merchant has at hand for pre-filling: where it listens, the selected order, its card refs."""
+
+    redirect_url: str = orders.DEFAULT_REDIRECT_URL
+    callback_url: str | None = None
+    client_orderid: str = ""
+    orderid: str = ""
+    cardrefid: str = ""
+    payer_fields: Mapping[str, str] | None = None  # cres, pares, md brought back by the payer
+
+
+def prefill(
+    op: Operation, outcome: OutcomeChoice | None, card: Card | None, context: Context, payer: Payer | None = None
+) -> dict[str, str]:
+    """Values for the fields of ``op`` (blank where nothing sensible can be proposed)."""
+    payer = payer or new_payer()
+    follow_up = "orderid" in op.fields
+    amount = _amount(op, outcome)
+    candidate: dict[str, str] = {
+        "client_orderid": context.client_orderid if follow_up else new_client_orderid(),
+        "client-order-id": new_client_orderid(),
+        "orderid": context.orderid if follow_up else "",
+        "order_desc": orders.DEFAULT_ORDER_DESC,
+        "amount": "" if amount is None else format(amount, "f"),
+        "currency": "" if amount is None else orders.DEFAULT_CURRENCY,
+        "redirect_url": context.redirect_url,
+        "server_callback_url": context.callback_url or "",
+        "cardrefid": context.cardrefid,
+        "sending-card-ref-id": context.cardrefid,
+        "threeDSCompInd": "Y",
+        "period": "month",
+        "interval": "1",
+        **payer.fields(),
+        **(card.fields() if card is not None else {}),
+        **(context.payer_fields or {}),
+    }
+    if card is not None and not card.cvv2:
+        candidate.pop("cvv2")
+    values = {field.name: candidate.get(field.name, "") for field in form_fields(op)}
+    if op.one_of:  # one destination of the group: the card
+        for name in op.one_of[0]:
+            if name != "credit_card_number" and name in values:
+                values[name] = ""
+    return values
+
+
+def _amount(op: Operation, outcome: OutcomeChoice | None) -> Decimal | None:
+    """The amount the outcome needs; follow-ups leave it blank (the whole amount)."""
+    if "amount" not in op.required:
+        return None
+    if outcome is not None and outcome.rule == "3ds-v1":
+        return Decimal(outcome.name)
+    if outcome is not None and outcome.rule == "amount":
+        return amount_for_currency(outcome.name, orders.DEFAULT_CURRENCY)
+    return orders.DEFAULT_AMOUNT

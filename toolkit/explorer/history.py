@@ -1,0 +1,131 @@
+"""What the explorer did, as data: the orders it follows and the actions taken on them.
+
+The exporter (``toolkit.explorer.export``) reads only these records, so it can be tested without
+a gateway.  ``Tracked`` is mutable: its status is brought up to date as the order moves on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+from toolkit.callbacks import Received
+from toolkit.exchange import Exchange
+from toolkit.flows import Order
+from toolkit.models import Status, StatusResponse
+from toolkit.testdata.outcomes import is_three_ds_v1_card
+from toolkit.wire import DecodeError, decode_response
+
+PAYER_METHOD = "payer:method"  # the payer's browser loaded the 3-D Secure method URL
+PAYER_CHALLENGE = "payer:challenge"  # the payer answered the ACS page (2.x challenge or 1.0.2)
+PAYER_HOSTED = "payer:hosted"  # the payer paid on a hosted page
+
+
+@dataclass(eq=False)
+class Tracked:
+    """An order the explorer follows: the merchant's ``Order``, its parent, what the gateway says now."""
+
+    order: Order
+    parent: Tracked | None = None
+    status: StatusResponse | None = None
+    card_ref_id: str = ""
+    redirect: Received | None = None  # the payer's redirect back to the merchant, as the receiver recorded it
+    acs_result: dict[str, str] = field(default_factory=dict)  # cres / pares / md the payer brought back
+    callbacks: tuple[Received, ...] = ()
+
+    @property
+    def orderid(self) -> str:
+        return self.order.orderid
+
+    @property
+    def client_orderid(self) -> str:
+        return self.order.client_orderid
+
+    @property
+    def operation(self) -> str:
+        return self.order.operation
+
+    @property
+    def amount(self) -> Decimal | None:
+        try:
+            return Decimal(self.order.fields["amount"]) if self.order.fields.get("amount") else None
+        except InvalidOperation:
+            return None
+
+    @property
+    def currency(self) -> str:
+        return self.order.fields.get("currency", "")
+
+    @property
+    def state(self) -> Status | None:
+        return self.status.status if self.status is not None else None
+
+    @property
+    def three_ds_v1(self) -> bool:
+        return self.order.card is not None and is_three_ds_v1_card(self.order.card.number)
+
+    @property
+    def label(self) -> str:
+        """``sale 8056020: 10.42 EUR, approved``."""
+        money = f"{self.order.fields['amount']} {self.currency}" if self.order.fields.get("amount") else "no amount"
+        state = self.state.value if self.state else "sent"
+        if self.status is not None and self.status.needs_payer:
+            state += ", the payer must act"
+        return f"{self.operation} {self.orderid}: {money}, {state}"
+
+
+@dataclass(frozen=True)
+class Action:
+    """One thing done in the explorer, in order.
+
+    ``operation`` is a catalogue operation or ``payer:method`` / ``payer:challenge``; ``target``
+    the order acted on (follow-ups, uploads, payer steps), ``created`` the order it made.
+    ``fields`` are masked.  ``refusal`` is the gateway's error message when it refused.
+    """
+
+    operation: str
+    target: Tracked | None = None
+    created: Tracked | None = None
+    fields: Mapping[str, str] = field(default_factory=dict)
+    outcome: str = ""
+    refusal: str = ""
+    detail: Mapping[str, str] = field(default_factory=dict)
+    edited: tuple[str, ...] = ()
+
+    @property
+    def amount(self) -> str:
+        return self.fields.get("amount", "")
+
+    @property
+    def currency(self) -> str:
+        return self.fields.get("currency", "")
+
+
+@dataclass(frozen=True)
+class Result:
+    """What the last action showed: its requests (masked), the answer, the order's status, or why not."""
+
+    title: str
+    ok: bool
+    message: str = ""
+    exchanges: tuple[Exchange, ...] = ()
+    status: StatusResponse | None = None
+    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def exchange(self) -> Exchange | None:
+        """The main request of the action (the first one that is not a status poll)."""
+        main = [e for e in self.exchanges if e.operation != "status"] or list(self.exchanges)
+        return main[0] if main else None
+
+    @property
+    def response(self) -> dict[str, str]:
+        """The decoded (masked) answer to the main request."""
+        exchange = self.exchange
+        if exchange is None or not exchange.response_body:
+            return {}
+        try:
+            return decode_response(exchange.response_body)
+        except DecodeError:
+            return {"body": exchange.response_body}

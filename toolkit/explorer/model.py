@@ -1,0 +1,316 @@
+"""ExplorerModel: everything the explorer panel does, as plain Python (the widgets only call it).
+
+Pick an operation of the catalogue, get a form pre-filled from faker and the outcome table, send
+it, and follow what happens: the masked request, what was signed, the answer, the order's
+timeline.  Then act as the payer (3-D Secure, hosted pages) or run the next step of the flow on the
+selected order.  Every action is recorded in ``history``; ``export()`` writes it as a Gherkin
+scenario of the certification suite (``toolkit.explorer.export``).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from toolkit.callbacks import CallbackTimeout
+from toolkit.errors import ApiError, GatewayError, InvalidRequestError, WaitTimeout
+from toolkit.exchange import Exchange
+from toolkit.explorer import forms, payerflow
+from toolkit.explorer.export import export_feature
+from toolkit.explorer.flowsteps import NEXT_STEPS, StepRunner
+from toolkit.explorer.history import Action, Result, Tracked
+from toolkit.explorer.payerflow import PayerFlow
+from toolkit.explorer.session import GatewaySession
+from toolkit.explorer.timeline import Event
+from toolkit.flows import Order
+from toolkit.masking import mask_fields, mask_value
+from toolkit.models import AsyncResponse, CardRefResponse, FormResponse, Status, StatusResponse
+from toolkit.operations import OPERATIONS, Operation, get_operation
+from toolkit.payer import PayerError
+from toolkit.testdata.cards import DEFAULT_HOLDER, Card
+
+PASSWORDS = tuple(payerflow.PASSWORDS)
+# Edits that need no note in an export: the phrases carry the money, and ids are new in every run.
+_EXPRESSED = frozenset({"amount", "currency", "client_orderid", "client-order-id", "orderid"})
+METHOD_RESULTS = ("completed", "timed out", "absent")
+
+
+class ExplorerModel:
+    """The explorer's state and actions; ``session`` is a ``GatewaySession`` (embedded or connected)."""
+
+    def __init__(self, session: GatewaySession, *, operation: str = "sale") -> None:
+        self.session = session
+        self.operations: tuple[Operation, ...] = tuple(OPERATIONS.values())
+        self.orders: list[Tracked] = []
+        self.selected: Tracked | None = None
+        self.history: list[Action] = []
+        self.last: Result | None = None
+        self.password = PASSWORDS[0]
+        self.method_result = METHOD_RESULTS[0]
+        self.export_text = ""
+        self.include_callbacks = False
+        self.operation = get_operation(operation)
+        self.values: dict[str, str] = {}
+        self._prefilled: dict[str, str] = {}
+        self._card: Card | None = None
+        self._steps = StepRunner(self)
+        self.select_operation(operation)
+
+    # --- the form ---------------------------------------------------------------------------------
+
+    def select_operation(self, name: str) -> None:
+        """A catalogue operation: its fields, outcomes and cards; the form is pre-filled."""
+        self.operation = get_operation(name)
+        self.fields = forms.form_fields(self.operation)
+        self.outcomes = forms.outcome_choices(self.operation)
+        self.outcome = self.outcomes[0] if self.outcomes else None
+        self.cards = forms.card_choices(self.operation)
+        self.card_label = self.cards[0] if self.cards else ""
+        self.prefill()
+
+    def select_outcome(self, label: str) -> None:
+        """An outcome of the table: sets the card's CVV2 (or the 1.0.2 card) and the amount that give it."""
+        self.outcome = next(choice for choice in self.outcomes if choice.label == label)
+        self._apply_card(amount_too=True)
+
+    def select_card(self, label: str) -> None:
+        if label not in self.cards:
+            raise ValueError(f"unknown card {label!r}; choose one of {', '.join(self.cards)}")
+        self.card_label = label
+        self._apply_card(amount_too=False)
+
+    def prefill(self) -> None:
+        """Fresh faker data, fresh ids, the outcome's card and amount; the selected order for follow-ups."""
+        self._card = forms.make_card(self.operation, self.outcome, self.card_label, DEFAULT_HOLDER)
+        self.values = forms.prefill(self.operation, self.outcome, self._card, self._context())
+        self._prefilled = dict(self.values)
+
+    def _apply_card(self, *, amount_too: bool) -> None:
+        self._card = forms.make_card(self.operation, self.outcome, self.card_label, DEFAULT_HOLDER)
+        fresh = forms.prefill(self.operation, self.outcome, self._card, self._context())
+        names = {"credit_card_number", "card_printed_name", "expire_month", "expire_year", "cvv2"}
+        if amount_too:
+            names |= {"amount", "currency"}
+        for name in names & set(self.values):
+            self.values[name] = self._prefilled[name] = fresh[name]
+
+    def _context(self) -> forms.Context:
+        order = self.selected
+        refs = [t.card_ref_id for t in self.orders if t.card_ref_id]
+        return forms.Context(
+            redirect_url=self.session.receiver.redirect_url_for(self.operation.name),
+            callback_url=self.session.callback_url,
+            client_orderid=order.client_orderid if order else "",
+            orderid=order.orderid if order else "",
+            cardrefid=refs[-1] if refs else "",
+            payer_fields=dict(order.acs_result) if order else {},
+        )
+
+    def set_value(self, name: str, value: str) -> None:
+        """Edit a field; card data is chosen with the outcome and card lists, never typed or shown."""
+        spec = next((f for f in self.fields if f.name == name), None)
+        if spec is None:
+            raise KeyError(f"{self.operation.name} has no field {name!r}")
+        if spec.secret:
+            if value != self.display_value(name):
+                raise ValueError(f"{name} is card data: choose it with the outcome and card lists")
+            return
+        self.values[name] = value
+
+    def display_value(self, name: str) -> str:
+        return mask_value(name, self.values.get(name, ""))
+
+    def display_values(self) -> dict[str, str]:
+        """The form as it may be shown: card number masked, CVV2 as ***."""
+        return {name: self.display_value(name) for name in self.values}
+
+    # --- sending ----------------------------------------------------------------------------------
+
+    def send(self) -> Result:
+        """Sign and send the form; an order the gateway creates is followed until it settles."""
+        op = self.operation
+        fields = {name: value for name, value in self.values.items() if value.strip()}
+        edited = tuple(
+            sorted(n for n, v in self.values.items() if v != self._prefilled.get(n, v) and n not in _EXPRESSED)
+        )
+        target = self.find(fields.get("orderid", ""))
+        mark = len(self.session.exchanges)
+        try:
+            call = self.session.client.prepare(op, fields)
+        except InvalidRequestError as exc:
+            problems = tuple(str(p) for p in exc.problems)
+            return self._show(Result(f"{op.name} not sent", False, "the client refused the request", problems=problems))
+        try:
+            response = self.session.client.send(call)
+        except ApiError as exc:
+            self.history.append(Action(op.name, target, None, mask_fields(fields), refusal=exc.error_message))
+            return self._show(Result(f"{op.name} refused", False, exc.error_message, self._since(mark)))
+        except GatewayError as exc:
+            return self._show(Result(f"{op.name} failed", False, str(exc), self._since(mark)))
+        created, status = self._after_send(op, fields, response, target)
+        outcome = self.outcome.name if self.outcome else ""
+        self.history.append(Action(op.name, target, created, mask_fields(fields), outcome, edited=edited))
+        self._renew_ids()
+        title = f"{op.name} sent" + (f": order {created.orderid}" if created else "")
+        return self._show(Result(title, True, "", self._since(mark), status))
+
+    def _after_send(
+        self, op: Operation, fields: dict[str, str], response: object, target: Tracked | None
+    ) -> tuple[Tracked | None, StatusResponse | None]:
+        if isinstance(response, StatusResponse):
+            known = self.find(response.orderid) or target
+            if known is not None:
+                known.status = response
+            return None, response
+        if isinstance(response, CardRefResponse) and target is not None:
+            target.card_ref_id = response.card_ref_id
+            return None, None
+        if not isinstance(response, AsyncResponse) or not response.orderid:
+            return None, None
+        known = self.find(response.orderid)
+        if known is not None:  # an upload or another action on an order already followed
+            return None, self.settle(known)
+        card = self._card if "credit_card_number" in fields else None
+        created = self.track(Order(op.name, response, mask_fields(fields), card), parent=target)
+        return created, self.settle(created)
+
+    def _renew_ids(self) -> None:
+        if "orderid" not in self.operation.fields:
+            fresh = forms.prefill(self.operation, self.outcome, self._card, self._context())
+            for name in ("client_orderid", "client-order-id"):
+                if name in self.values:
+                    self.values[name] = self._prefilled[name] = fresh[name]
+
+    # --- orders -----------------------------------------------------------------------------------
+
+    def track(self, order: Order, parent: Tracked | None = None, *, select: bool = True) -> Tracked:
+        tracked = Tracked(order, parent)
+        self.orders.append(tracked)
+        if select:
+            self.select_order(order.orderid)
+        return tracked
+
+    def find(self, orderid: str) -> Tracked | None:
+        return next((t for t in self.orders if orderid and t.orderid == orderid), None)
+
+    def select_order(self, orderid: str) -> None:
+        """The order the next steps, the payer and the timeline work on; follow-up forms point at it."""
+        found = self.find(orderid)
+        if found is None:
+            raise KeyError(f"no order {orderid} in the explorer")
+        self.selected = found
+        if "orderid" in self.operation.fields:
+            context = self._context()
+            for name, value in (("client_orderid", context.client_orderid), ("orderid", context.orderid)):
+                if name in self.values:
+                    self.values[name] = self._prefilled[name] = value
+
+    def settle(self, tracked: Tracked) -> StatusResponse | None:
+        """Poll until the order is final, waits for the payer, or is ``unknown`` (short deadline)."""
+        if isinstance(tracked.order.ack, FormResponse) and tracked.state is None:
+            tracked.status = self.session.client.status(client_orderid=tracked.client_orderid, orderid=tracked.orderid)
+            return tracked.status
+        merchant = self.session.merchant
+        waker = (
+            merchant.receiver.waker(orderid=tracked.orderid) if merchant.receiver and merchant.callback_url else None
+        )
+        try:
+            tracked.status = self.session.client.wait_for_status(
+                tracked.order.ack,
+                until=lambda r: r.is_final or r.needs_payer or r.status is Status.UNKNOWN,
+                waker=waker,
+            )
+        except WaitTimeout as exc:
+            last = exc.attempts[-1] if exc.attempts else None
+            tracked.status = getattr(last, "response", None) or tracked.status
+        return tracked.status
+
+    def refresh(self) -> Result:
+        """The ``Status`` button: bring the selected order up to date (final, payer, or unknown)."""
+        tracked = self.require_selected()
+        mark = len(self.session.exchanges)
+        try:
+            status = self.settle(tracked)
+        except GatewayError as exc:
+            return self._show(Result(f"status of {tracked.orderid} failed", False, str(exc), self._since(mark)))
+        tracked.callbacks = tuple(self.session.receiver.callbacks(orderid=tracked.orderid))
+        return self._show(Result(f"status of {tracked.label}", True, "", self._since(mark), status))
+
+    def require_selected(self) -> Tracked:
+        if self.selected is None:
+            raise LookupError("no order is selected: send an order first")
+        return self.selected
+
+    def timeline(self, tracked: Tracked | None = None) -> list[Event]:
+        """The events of the selected order (with its follow-ups, callbacks and payer steps)."""
+        tracked = tracked or self.selected
+        if tracked is None:
+            return []
+        return self.session.timeline.for_order(tracked.orderid, tracked.client_orderid)
+
+    # --- the payer and the next steps -------------------------------------------------------------
+
+    def follow_as_payer(self) -> Result:
+        """Do what the payer must: 3-D Secure (method step, challenge or 1.0.2 page) or the hosted page."""
+        tracked = self.require_selected()
+        mark = len(self.session.exchanges)
+        try:
+            message = PayerFlow(self).run(tracked)
+        except ApiError as exc:
+            return self._show(Result(f"refused on {tracked.orderid}", False, exc.error_message, self._since(mark)))
+        except (GatewayError, PayerError, LookupError, CallbackTimeout) as exc:
+            return self._show(Result(f"payer on {tracked.orderid}", False, str(exc), self._since(mark)))
+        return self._show(Result(f"payer on {tracked.label}", True, message, self._since(mark), tracked.status))
+
+    def next_steps(self, tracked: Tracked | None = None) -> tuple[str, ...]:
+        """The next steps of the flow that apply to the order (capture, return, void, card ref + rebill, payout-pay)."""
+        tracked = tracked or self.selected
+        return NEXT_STEPS.get(tracked.operation, ()) if tracked else ()
+
+    def run_step(self, step: str, amount: str = "") -> Result:
+        """Run a next step on the selected order; ``amount`` blank means the whole (or the default) amount."""
+        tracked = self.require_selected()
+        if step not in NEXT_STEPS.get(tracked.operation, ()):
+            steps = ", ".join(self.next_steps(tracked)) or "none"
+            return self._show(Result(step, False, f"{step} does not apply to a {tracked.operation}; it takes: {steps}"))
+        try:
+            money = Decimal(amount.strip()) if amount.strip() else None
+        except InvalidOperation:
+            return self._show(Result(step, False, f"{amount!r} is not an amount (write 10.00)"))
+        return self._show(self._steps.run(step, tracked, money))
+
+    # --- export -----------------------------------------------------------------------------------
+
+    def export(self, scenario: str | None = None) -> str:
+        """The history as a Gherkin feature of the suite; ExportError says what cannot be expressed.
+
+        With ``include_callbacks`` the signed callbacks seen for an order are checked too (those
+        scenarios need a gateway that can call this machine back).
+        """
+        for tracked in self.orders:
+            tracked.callbacks = tuple(self.session.receiver.callbacks(orderid=tracked.orderid))
+        self.export_text = export_feature(self.history, scenario=scenario, callbacks=self.include_callbacks)
+        return self.export_text
+
+    def save_export(self, path: str | Path, scenario: str | None = None) -> Path:
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(self.export(scenario))
+        return target
+
+    def new_scenario(self) -> None:
+        """Start the history afresh (orders stay selectable; the next scenario starts from here)."""
+        self.history.clear()
+        self.export_text = ""
+
+    # --- helpers ----------------------------------------------------------------------------------
+
+    def _since(self, mark: int) -> tuple[Exchange, ...]:
+        return tuple(self.session.exchanges_since(mark))
+
+    def _show(self, result: Result) -> Result:
+        self.last = result
+        return result
+
+
+__all__ = ["METHOD_RESULTS", "PASSWORDS", "ExplorerModel", "Result"]

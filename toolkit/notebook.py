@@ -1,0 +1,56 @@
+"""The notebooks' entry points: a gateway in the kernel, and masked HTML views of what it did.
+
+    from toolkit import notebook as nb
+    sim = nb.start_simulator()        # the embedded simulator on a free port, in this kernel
+    order = sim.merchant.pay("sale", card_for("approved"), Decimal("10.42"))
+    nb.show(sim.merchant.final_status(order))
+    sim.timeline_of(order)            # requests, status polls, callbacks, payer redirects
+
+The handle (``toolkit.explorer.GatewaySession``) carries ``.client``, ``.merchant`` (a
+``toolkit.flows.Merchant`` wired to a ``CallbackReceiver``), ``.payer``, ``.control`` (the simulator's
+control API, or None), ``.receiver``, ``.timeline`` and ``.stop()``; it is stopped at interpreter
+exit too.  Every view masks card data; none is ever given the control key.
+"""
+
+from __future__ import annotations
+
+import atexit
+from typing import Any
+
+from toolkit.explorer.debugger import Diagnosis, diagnose
+from toolkit.explorer.session import GatewaySession
+from toolkit.explorer.views import ExchangeView, FieldsView, Note, SignatureView, TimelineView, show
+
+__all__ = [
+    "Diagnosis",
+    "ExchangeView",
+    "FieldsView",
+    "GatewaySession",
+    "Note",
+    "SignatureView",
+    "TimelineView",
+    "connect",
+    "diagnose",
+    "show",
+    "start_simulator",
+]
+
+
+def _stopped_at_exit(session: GatewaySession) -> GatewaySession:
+    atexit.register(session.stop)
+    return session
+
+
+def start_simulator(**options: Any) -> GatewaySession:
+    """Start the simulator in this kernel (``SimulatorServer(**options)``: settings, db, port...), with a
+    callback receiver, a client of its demo merchant, a merchant, a payer and the control API."""
+    return _stopped_at_exit(GatewaySession.embedded(**options))
+
+
+def connect(profile: str | None = None, **overrides: Any) -> GatewaySession:
+    """Use a profile (``simulator``, ``sandbox``, or one of ``gatekit.toml``); ``overrides`` win.
+
+    ``control`` is set when the gateway is a simulator on this machine; callbacks reach the receiver
+    from a local gateway, or through the profile's ``callback_url`` (else status polling only).
+    """
+    return _stopped_at_exit(GatewaySession.connect(profile, **overrides))
