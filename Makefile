@@ -52,7 +52,7 @@ certify: $(STAMP) $(NODE_STAMP)
 # inside its kernel with toolkit.notebook.start_simulator().  Extra options: make lab LAB_FLAGS=--no-browser
 lab: $(STAMP)
 	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install $(PIP_FLAGS) -c constraints.txt -e '.[test,notebook,lab]' 2> >(grep -v "is ignored: it is neither" >&2)
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $(LAB_FLAGS)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_FLAGS)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_signing.py
