@@ -45,7 +45,7 @@ class Secret:
 
 
 def mask_pan(number: str) -> str:
-    """``4444555566661111`` -> ``444455******1111``; short or odd values are fully masked."""
+    """A PAN -> BIN, stars, last four (``444455******1111``); short or odd values are fully masked."""
     digits = number.strip()
     if len(digits) < 12 or not digits.isdigit():
         return "*" * len(digits)
