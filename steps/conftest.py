@@ -13,16 +13,16 @@ from typing import Any
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from toolkit.callbacks import Received
+from toolkit.callbacks import CallbackReceiver
 from toolkit.certify import reporting
 from toolkit.certify.target import GatewayTarget
 from toolkit.client import GatewayClient
 from toolkit.errors import ApiError, AuthenticationError, ValidationError
+from toolkit.exchange import Exchange
 from toolkit.flows import Merchant, Order
 from toolkit.models import CardRefResponse, Status, StatusResponse
-from toolkit.payer import Payer
+from toolkit.payer import PASSWORDS, Payer
 from toolkit.testdata.cards import Card, card_for, three_ds_v1_card
-from toolkit.testdata.outcomes import CHALLENGE_PASSWORD
 
 MONEY = {"Money": Decimal}
 # Business phrases for cards -> outcome names of toolkit.testdata.outcomes.
@@ -49,7 +49,6 @@ class Scene:
     def __init__(self) -> None:
         self.orders: list[Order] = []
         self.refusal: ApiError | None = None
-        self.redirect: Received | None = None
         self.status: StatusResponse | None = None
 
     def refuse(self, action: Callable[[], object]) -> ApiError | None:
@@ -77,6 +76,24 @@ def merchant(gateway_client: GatewayClient, target: GatewayTarget) -> Merchant:
     return Merchant(gateway_client, target.receiver, callback_url=target.callback_url, on_poll=reporting.record_poll)
 
 
+MerchantFactory = Callable[..., Merchant]
+
+
+@pytest.fixture
+def merchant_with(target: GatewayTarget, exchange_observer: Callable[[Exchange], None]) -> Iterator[MerchantFactory]:
+    """A merchant whose client is configured otherwise (another key, clock or nonce); closed after the scenario."""
+    clients: list[GatewayClient] = []
+
+    def make(*, control_key: str | None = None, **client_options: Any) -> Merchant:
+        config = target.config.with_overrides(control_key=control_key)
+        clients.append(GatewayClient(config, observers=[exchange_observer], **client_options))
+        return Merchant(clients[-1])
+
+    yield make
+    for client in clients:
+        client.close()
+
+
 @pytest.fixture
 def payer() -> Iterator[Payer]:
     browser = Payer()
@@ -87,9 +104,10 @@ def payer() -> Iterator[Payer]:
 # --- Given ----------------------------------------------------------------------------------------
 
 
-@given("the merchant's back end is listening for callbacks and payer redirects")
-def listening(target: GatewayTarget) -> None:
-    assert target.receiver.base_url.startswith("http://")
+@given("the merchant's back end is listening for callbacks and payer redirects", target_fixture="receiver")
+def listening(target: GatewayTarget) -> CallbackReceiver:
+    """The target starts the receiver for the whole run; this names it for the scenario."""
+    return target.receiver
 
 
 @given(parsers.parse("a card that {description}"), target_fixture="card")
@@ -103,9 +121,9 @@ def a_three_ds_v1_card() -> Card:
 
 
 @given(money("an approved {kind} of {amount:Money} {currency}"), target_fixture="order")
-def an_approved(merchant: Merchant, scene: Scene, kind: str, amount: Decimal, currency: str) -> Order:
+def an_approved(merchant: Merchant, kind: str, amount: Decimal, currency: str) -> Order:
     order = merchant.pay(kind, card_for("approved"), amount, currency)
-    assert merchant.final_status(order).status is Status.APPROVED
+    merchant.approved_status(order)  # FlowError, with the gateway's reason, if the precondition fails
     return order
 
 
@@ -122,12 +140,11 @@ def send_sale(merchant: Merchant, card: Card, amount: Decimal, currency: str) ->
     return merchant.pay("sale", card, amount, currency)
 
 
-@when(parsers.parse("the payer answers the challenge with {which} password"))
+@when(parsers.re(r"the payer answers the challenge with (?:the|a) (?P<which>right|wrong) password"))
 def answer_challenge(merchant: Merchant, payer: Payer, order: Order, which: str) -> None:
     """API flows: the payer follows the status to the ACS; hosted pages: the ACS page is already open."""
-    password = CHALLENGE_PASSWORD if which == "the right" else "not-the-password"
-    page = payer.follow(merchant.payer_step(order)) if order.operation == "sale" else payer.history[-1]
-    payer.return_to_merchant(payer.answer_challenge(page, password))
+    page = payer.history[-1] if order.redirect_url else payer.follow(merchant.payer_step(order))
+    payer.return_to_merchant(payer.answer_challenge(page, PASSWORDS[which]))
 
 
 # --- hosted pages ---
@@ -155,9 +172,8 @@ def enter_mistyped_card(payer: Payer, order: Order) -> None:
     )
 )
 def enter_card(payer: Payer, order: Order, description: str) -> None:
-    page = payer.fill_payment_page(payer.open(order.redirect_url), card_for(PAGE_CARDS[description]))
-    assert not page.field_errors(), page.field_errors()
-    if not page.has("challenge-form"):
+    page = payer.enter_card(order.redirect_url, card_for(PAGE_CARDS[description]))  # PayerError if refused
+    if not payer.shows_challenge(page):
         payer.return_to_merchant(page)
 
 

@@ -11,8 +11,7 @@ scenarios("../features/three_ds")
 
 @when("the payer's browser completes the 3-D Secure method step")
 def method_step(merchant: Merchant, payer: Payer, order: Order) -> None:
-    page = payer.load_method_url(merchant.payer_step(order))
-    assert page.has("threeds-method-done"), page.html[:200]
+    payer.load_method_url(merchant.payer_step(order))  # PayerError when there is no method frame or it fails
 
 
 @when(parsers.parse("the merchant reports the method step as {how}"))

@@ -7,6 +7,7 @@ from toolkit.flows import Merchant, Order
 from toolkit.models import CardRefResponse
 
 scenarios("../features/tokenization")
+REBILLS = {"is approved": "approved", "gives insufficient funds": "insufficient-funds"}
 
 
 @when(parsers.parse("the merchant creates a card reference with {version}"), target_fixture="card_ref")
@@ -25,7 +26,7 @@ def card_info(merchant: Merchant, order: Order, card_ref: CardRefResponse) -> No
 
 @when(parsers.parse("the merchant rebills an amount that {outcome}"), target_fixture="order")
 def rebill(merchant: Merchant, card_ref: CardRefResponse, outcome: str) -> Order:
-    return merchant.rebill(card_ref.card_ref_id, "approved" if outcome == "is approved" else "insufficient-funds")
+    return merchant.rebill(card_ref.card_ref_id, REBILLS[outcome])
 
 
 @when(parsers.parse("the merchant tries to rebill card reference {cardrefid}"))

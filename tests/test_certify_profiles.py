@@ -6,6 +6,7 @@ are callback scenarios when the profile gives no public callback URL.
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import subprocess
 import sys
@@ -15,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from toolkit import demo
+from toolkit.certify.target import embeds_simulator, no_callbacks_reason
+from toolkit.config import simulator_config
 from toolkit.simulator.server import SimulatorServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,3 +87,14 @@ def test_callback_scenarios_run_when_the_profile_says_where_callbacks_arrive(tmp
     skips = skipped(report)
     assert "test_the_callback_is_delivered_signed_and_matches_the_status" not in skips
     assert "test_the_callback_is_retried_after_the_merchant_fails_to_take_it" in skips  # needs the control API
+
+
+def test_the_callback_skip_reason_names_the_profile_and_what_to_set():
+    simulator = simulator_config()
+    sandbox = dataclasses.replace(simulator, profile="outside", base_url="https://sandbox.example/paynet")
+
+    assert embeds_simulator(simulator) and not embeds_simulator(sandbox)
+    assert no_callbacks_reason(simulator) is None
+    assert no_callbacks_reason(dataclasses.replace(sandbox, callback_url="https://hooks.example/gk")) is None
+    reason = no_callbacks_reason(sandbox) or ""
+    assert reason.startswith("profile outside sets no callback_url") and "GATEKIT_CALLBACK_PORT" in reason

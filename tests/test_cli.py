@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives import serialization
 
 from tests.independent import base_string, hmac_sha1, sha1_hex
 from tests.recording_server import RecordingServer, Reply
+from tests.sample_requests import CVV, PAN, SALE
 from tests.vector_files import VECTORS, load_vectors
 from toolkit import cli, demo
 from toolkit.commands.common import stop_on_signals
@@ -26,20 +27,7 @@ from toolkit.operations import OPERATIONS
 
 pytestmark = pytest.mark.usefixtures("clean_env")
 
-PAN, CVV = "4444555566661111", "123"
-SALE_ARGS = [
-    "client_orderid=inv-1",
-    "order_desc=Test order",
-    "amount=10.42",
-    "currency=EUR",
-    "email=john.smith@example.com",
-    "ipaddress=203.0.113.7",
-    f"credit_card_number={PAN}",
-    "card_printed_name=JOHN SMITH",
-    "expire_month=12",
-    "expire_year=2099",
-    f"cvv2={CVV}",
-]
+SALE_ARGS = [f"{name}={value}" for name, value in SALE.items()]
 ACK = {"type": "async-response", "serial-number": "s-1", "paynet-order-id": 8056020, "merchant-order-id": "inv-1"}
 VECTOR_MERCHANT = [
     "--base-url",
@@ -455,3 +443,10 @@ def test_installed_console_script_calls_the_gateway(server):
         check=False,
     )
     assert refused.returncode == 2 and "client_orderid: is required by status" in refused.stderr
+
+
+def test_certify_without_a_suite_is_a_usage_error_on_stderr(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("GATEKIT_SUITE", str(tmp_path))
+    code, out, err = run(capsys, "certify", "--no-html", "--results", str(tmp_path / "r"))
+    assert (code, out) == (2, "")
+    assert err.startswith("gatekit certify: no features/ and steps/ under ") and "GATEKIT_SUITE" in err

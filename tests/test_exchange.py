@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from tests.recording_server import RecordingServer, Reply
+from tests.sample_requests import CVV, PAN, SALE
 from toolkit import demo
 from toolkit.client import GatewayClient
 from toolkit.errors import TransportError, ValidationError
 from toolkit.exchange import Exchange
 
-PAN, DESTINATION, CVV = "4444555566661111", "4444000011118888", "123"
+DESTINATION = "4444000011118888"
 PAYOUT = {
     "client_orderid": "p-1",
     "amount": "10.42",
@@ -20,19 +21,6 @@ PAYOUT = {
     "cvv2": CVV,
     "expire_month": "12",
     "expire_year": "2099",
-}
-SALE = {
-    "client_orderid": "inv-1",
-    "order_desc": "Test order",
-    "amount": "10.42",
-    "currency": "EUR",
-    "email": "john.smith@example.com",
-    "ipaddress": "203.0.113.7",
-    "credit_card_number": PAN,
-    "card_printed_name": "JOHN SMITH",
-    "expire_month": "12",
-    "expire_year": "2099",
-    "cvv2": CVV,
 }
 
 

@@ -13,6 +13,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from tests.vector_files import VECTORS
 from toolkit.keys import (
     DEFAULT_RSA_BITS,
+    KeyFiles,
     KeyProblem,
     fingerprint,
     generate_rsa_key,
@@ -54,6 +55,8 @@ def test_written_files_load_back_as_the_same_key(key, tmp_path):
     assert load_private_key(files.private_pkcs1).private_numbers() == numbers
     assert load_private_key(files.private_pkcs8).private_numbers() == numbers
     assert load_public_key(files.public).public_numbers() == key.public_key().public_numbers()
+    assert files == KeyFiles.in_dir(tmp_path / "out")
+    assert [path.name for path in files] == ["private-pkcs1.pem", "private-pkcs8.pem", "public.pem"]
 
 
 def test_private_files_are_readable_by_the_owner_only(key, tmp_path):

@@ -21,8 +21,14 @@ PAN = "4444555566661111"
 
 @pytest.mark.parametrize(
     ("number", "masked"),
-    [(PAN, "444455******1111"), ("4538977399606732", "453897******6732"), ("123", "***"), ("4444-5555", "*********")],
-    ids=["16 digits", "another", "short", "not digits"],
+    [
+        (PAN, "444455******1111"),
+        ("4538977399606732", "453897******6732"),
+        ("123", "***"),
+        ("4444-5555", "*********"),
+        ("4444555566661\u00b211", "*" * 16),
+    ],
+    ids=["16 digits", "another", "short", "not digits", "superscript digit"],
 )
 def test_mask_pan_keeps_bin_and_last_four_only(number, masked):
     assert mask_pan(number) == masked
@@ -52,8 +58,17 @@ def test_mask_fields_masks_card_fields_by_name():
         ("cvv2=123&amount=1", "cvv2=123", "cvv2=***"),
         ("CVV=9876", "9876", "CVV=***"),
         ("order 8056020 and 1234567890123456", None, "1234567890123456"),  # not Luhn-valid: not a card
+        (f"control=0e9c404899332408589fa1d2c3b4a5968778695a4b3c&pan={PAN}", PAN, "0e9c404899332408589fa1d2c"),
+        (f"{PAN}deadbeef", PAN, "444455******1111deadbeef"),
     ],
-    ids=["card in text", "cvv2 in a query", "upper case cvv", "other long numbers stay"],
+    ids=[
+        "card in text",
+        "cvv2 in a query",
+        "upper case cvv",
+        "other long numbers stay",
+        "a digest stays whole",
+        "a card before a short word",
+    ],
 )
 def test_mask_text(text, hidden, shown):
     masked = mask_text(text)

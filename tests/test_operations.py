@@ -2,7 +2,7 @@
 
 import pytest
 
-from toolkit.fields import FIELDS
+from toolkit.fields import FIELDS, wire_name
 from toolkit.operations import OPERATIONS, AuthScheme, get_operation, iter_operations
 
 SPEC_PATHS = {
@@ -71,3 +71,19 @@ def test_control_formula_text_names_minor_units_and_the_key():
     assert get_operation("sale").control.text == (
         "SHA-1(endpointId + client_orderid + amount_in_minor_units + email + merchant_control_key)"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "wire"),
+    [
+        ("destination_card_no", "destination-card-no"),
+        ("sending_card_ref_id", "sending-card-ref-id"),
+        ("client_order_id", "client-order-id"),
+        ("client_orderid", "client_orderid"),
+        ("destination-card-no", "destination-card-no"),
+        ("not_a_field", "not_a_field"),
+    ],
+    ids=["hyphenated", "hyphenated ref", "hyphenated order id", "plain", "already a wire name", "unknown"],
+)
+def test_python_keywords_become_wire_names(name, wire):
+    assert wire_name(name) == wire

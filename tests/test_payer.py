@@ -17,7 +17,7 @@ from toolkit.callbacks import CallbackReceiver
 from toolkit.client import GatewayClient
 from toolkit.htmlforms import Form, Page
 from toolkit.models import AsyncResponse, FormResponse, Status, StatusResponse
-from toolkit.payer import Delivered, Payer, PayerError
+from toolkit.payer import PASSWORDS, Delivered, Payer, PayerError
 from toolkit.signing import verify_callback_control
 from toolkit.simulator import SimulatorServer
 from toolkit.testdata import CHALLENGE_PASSWORD, Card, card_for, form_fields, sale_fields, three_ds_v1_card
@@ -206,3 +206,40 @@ def test_what_the_payer_cannot_do_is_a_payer_error(
         payer.follow(approved)
     with pytest.raises(PayerError, match=r"shows no 3-D Secure challenge \(HTTP 200\)"):
         payer.answer_challenge(Page.parse("https://merchant.example/", 200, "<p>thanks</p>"))
+
+
+def test_a_method_url_that_fails_is_a_payer_error(server: SimulatorServer, payer: Payer) -> None:
+    missing = f"{server.root_url}/no-such-method-page"
+    status = StatusResponse.from_mapping(
+        {"type": "status-response", "status": "processing", "paynet-order-id": "8056020",
+         "html": f"<iframe src='{missing}'></iframe>"}
+    )  # fmt: skip
+
+    with pytest.raises(PayerError, match=rf"method URL {missing} answered HTTP 404"):
+        payer.load_method_url(status)
+
+
+def test_enter_card_returns_the_next_page_or_says_why_the_page_refused(
+    client: GatewayClient, receiver: CallbackReceiver, payer: Payer
+) -> None:
+    challenge = payer.enter_card(hosted_page(client, receiver).redirect_url, card_for("3ds-challenge"))
+    approved = payer.enter_card(hosted_page(client, receiver).redirect_url, card_for("approved"))
+    expired = dataclasses.replace(card_for("approved"), expire_month="13")
+
+    assert payer.shows_challenge(challenge) and not payer.shows_challenge(approved)
+    assert payer.redirect_fields(approved)["status"] == "approved"
+    with pytest.raises(PayerError, match=r"the payment page refused the card: .*expire_month"):
+        payer.enter_card(hosted_page(client, receiver).redirect_url, expired)
+
+
+def test_the_wrong_password_fails_the_challenge(
+    client: GatewayClient, receiver: CallbackReceiver, payer: Payer
+) -> None:
+    ack, status = start_sale(client, receiver, three_ds_v1_card())
+
+    payer.return_to_merchant(payer.answer_challenge(payer.follow(status), PASSWORDS["wrong"]))
+    redirect = receiver.wait_for_redirect(orderid=ack.orderid)
+    client.upload_pares_result(ids(ack), pares=redirect.params["pares"], md=redirect.params.get("md", ""))
+
+    assert PASSWORDS["right"] == CHALLENGE_PASSWORD != PASSWORDS["wrong"]
+    assert client.wait_for_final_status(ack).status is Status.DECLINED

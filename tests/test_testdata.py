@@ -178,6 +178,11 @@ def test_card_for_refuses_an_unknown_outcome_or_a_bad_number():
         card_for("lucky")
     with pytest.raises(ValueError, match=r"444455\*+1112 is not Luhn-valid"):
         card_for("approved", number="4444555566661112")
+    # str.isdigit accepts the superscript two, which int() and the Luhn check refuse
+    with pytest.raises(ValueError, match=r"^card number \*{16} is not Luhn-valid"):
+        card_for("approved", number="4444555566661\u00b211")
+    with pytest.raises(ValueError, match="the bin must be digits"):
+        random_card_number("44\u00b2455")
 
 
 @pytest.mark.parametrize("index", [0, 1])

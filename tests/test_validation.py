@@ -4,22 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.sample_requests import SALE
 from toolkit.operations import OPERATIONS, get_operation
 from toolkit.validation import Problem, request_problems
-
-SALE = {
-    "client_orderid": "inv-1",
-    "order_desc": "Test order",
-    "amount": "10.42",
-    "currency": "EUR",
-    "email": "john.smith@example.com",
-    "ipaddress": "203.0.113.7",
-    "credit_card_number": "4444555566661111",
-    "card_printed_name": "JOHN SMITH",
-    "expire_month": "12",
-    "expire_year": "2099",
-    "cvv2": "123",
-}
 
 
 def fields_of(problems: list[Problem]) -> list[str]:
@@ -100,6 +87,10 @@ def test_lenient_mode_still_checks_money_and_expiry_but_not_formats():
     assert request_problems(sale, bad_format, strict=False) == []
     assert fields_of(request_problems(sale, {**SALE, "amount": "10.005"}, strict=False)) == ["amount"]
     assert fields_of(request_problems(sale, {**SALE, "expire_month": "00"}, strict=False)) == ["expire_month"]
+    too_long = {**SALE, "client_orderid": "x" * 129}  # an identifier the gateway could not store
+    assert [str(p) for p in request_problems(sale, too_long, strict=False)] == [
+        "client_orderid: longer than 128 characters"
+    ]
 
 
 def test_every_operation_reports_all_its_missing_required_fields():

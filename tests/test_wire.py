@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from toolkit.wire import DecodeError, decode_form, decode_response, encode_form, encode_json, encode_legacy
+from toolkit.wire import (
+    DecodeError,
+    decode_form,
+    decode_request_body,
+    decode_response,
+    encode_form,
+    encode_json,
+    encode_legacy,
+)
 
 
 def test_form_encoding_is_rfc3986_with_space_as_percent_20():
@@ -87,3 +95,17 @@ def test_json_encoding_keeps_non_ascii():
 def test_bodies_that_are_not_gateway_responses_are_refused(body, message):
     with pytest.raises(DecodeError, match=message):
         decode_response(body)
+
+
+@pytest.mark.parametrize(
+    ("body", "pairs"),
+    [
+        (b"amount=10.42&cvv2=", [("amount", "10.42"), ("cvv2", "")]),
+        ("a=%C3%89", [("a", "É")]),
+        (None, []),
+        (iter([b"a=1"]), []),
+    ],
+    ids=["bytes", "text", "no body", "a stream"],
+)
+def test_a_prepared_request_body_decodes_to_its_pairs(body, pairs):
+    assert decode_request_body(body) == pairs

@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from toolkit import signing
 from toolkit.masking import Secret, mask_base_string, mask_value
 from toolkit.operations import AuthScheme, Operation
-from toolkit.wire import decode_form, encode_form
+from toolkit.wire import decode_request_body, encode_form
 
 
 @dataclass(frozen=True)
@@ -37,15 +37,10 @@ class SignatureTrace:
         return replace(self, parts=parts, base_string=mask_base_string(self.base_string))
 
 
-def _body_pairs(request: requests.PreparedRequest) -> list[tuple[str, str]]:
-    body = request.body or ""
-    return decode_form(body if isinstance(body, (str, bytes)) else b"")
-
-
 def _set_body(request: requests.PreparedRequest, pairs: list[tuple[str, str]]) -> None:
-    body = encode_form(pairs)
-    request.body = body.encode("utf-8")  # bytes: sent with the headers in one packet (no Nagle stall)
-    request.headers["Content-Length"] = str(len(body.encode("utf-8")))
+    body = encode_form(pairs).encode("utf-8")  # bytes: sent with the headers in one packet (no Nagle stall)
+    request.body = body
+    request.headers["Content-Length"] = str(len(body))
 
 
 class ControlAuth(requests.auth.AuthBase):
@@ -70,7 +65,7 @@ class ControlAuth(requests.auth.AuthBase):
     def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
         formula = self.operation.control
         assert formula is not None
-        pairs = [(name, value) for name, value in _body_pairs(request) if name != "control"]
+        pairs = [(name, value) for name, value in decode_request_body(request.body) if name != "control"]
         parts = signing.control_parts(
             formula, dict(pairs), endpoint_id=self.path_id, login=self.login, strict=self.strict
         )
@@ -117,7 +112,7 @@ class OAuthAuth(requests.auth.AuthBase):
     def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
         params = signing.make_oauth_params(self.login, self.scheme.value, clock=self.clock, nonce=self.nonce)
         base_string = signing.signature_base_string(
-            request.method or "POST", request.url or "", _body_pairs(request), params
+            request.method or "POST", request.url or "", decode_request_body(request.body), params
         )
         signature = self.sign(base_string)
         header = signing.authorization_header(params, signature, realm=self.realm)

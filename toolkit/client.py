@@ -23,7 +23,7 @@ from toolkit.auth import ControlAuth, OAuthAuth, SignatureTrace
 from toolkit.config import GatewayConfig, PollSchedule
 from toolkit.errors import InvalidRequestError, ProtocolError, TransportError, error_from_response
 from toolkit.exchange import Exchange
-from toolkit.fields import FIELDS
+from toolkit.fields import wire_name
 from toolkit.masking import mask_text
 from toolkit.models import (
     RESPONSE_MODELS,
@@ -40,14 +40,13 @@ from toolkit.operations import AuthScheme, Operation, get_operation
 from toolkit.signing import new_nonce
 from toolkit.validation import Problem, request_problems
 from toolkit.waiting import PollAttempt, Waker, wait_for_status
-from toolkit.wire import FORM_TYPE, MEDIA_TYPE, DecodeError, decode_form, decode_response, encode_form
+from toolkit.wire import FORM_TYPE, MEDIA_TYPE, DecodeError, decode_request_body, decode_response, encode_form
 
 Fields = Mapping[str, object]
 R = TypeVar("R", bound=Response)
-_PYTHON_NAMES = {spec.python_name: name for name, spec in FIELDS.items()}
 
 
-def wire_value(value: object, name: str = "amount") -> str:
+def wire_value(value: object, name: str) -> str:
     """How a Python value is written in a form body (Decimal as is, bools as true/false)."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -60,7 +59,7 @@ def wire_value(value: object, name: str = "amount") -> str:
 
 def wire_fields(fields: Fields | None, extra: Fields) -> list[tuple[str, str]]:
     """Merge a mapping and keyword fields; Python names become wire names; None is dropped."""
-    merged = {_PYTHON_NAMES.get(name, name): value for name, value in {**(fields or {}), **extra}.items()}
+    merged = {wire_name(name): value for name, value in {**(fields or {}), **extra}.items()}
     return [(name, wire_value(value, name)) for name, value in merged.items() if value is not None]
 
 
@@ -154,14 +153,18 @@ class GatewayClient:
         return self.send(prepared)
 
     def send(self, call: PreparedCall) -> Response:
+        """Send a prepared call; the typed response, or the ``GatewayError`` the answer stands for."""
         op, request = call.operation, call.request
         started = time.monotonic()
-        sent_fields = list(_sent_pairs(request))
+        sent_fields = decode_request_body(request.body)
         try:
             answer = self.session.send(request, timeout=self.config.timeout, allow_redirects=False)
         except requests.RequestException as exc:
             self._notify(op, request, sent_fields, None, started, call.trace, error=str(exc))
-            raise TransportError(f"no answer from {request.url}: {exc.__class__.__name__}", operation=op.name) from exc
+            waited = f" within {self.config.timeout:g}s" if isinstance(exc, requests.Timeout) else ""
+            raise TransportError(
+                f"no answer from {request.url}{waited}: {exc.__class__.__name__}", operation=op.name
+            ) from exc
         self._notify(op, request, sent_fields, answer, started, call.trace)
         try:
             body = decode_response(answer.content)
@@ -381,9 +384,3 @@ class GatewayClient:
 
     def payout_pay(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
         return self._typed("payout_pay", AsyncResponse, fields, kw)
-
-
-def _sent_pairs(request: requests.PreparedRequest) -> Iterable[tuple[str, str]]:
-
-    body = request.body or ""
-    return decode_form(body if isinstance(body, (str, bytes)) else b"")

@@ -43,20 +43,26 @@ class Exchange:
         url: str,
         headers: Mapping[str, str],
         fields: list[tuple[str, str]],
-        **rest: object,
+        status_code: int | None,
+        response_headers: Mapping[str, str],
+        response_body: str,
+        elapsed: float,
+        signature: SignatureTrace | None,
+        error: str | None = None,
     ) -> Exchange:
-        """Build a record from what was sent, masking card data on the way in."""
-        body = rest.pop("response_body", "")
-        trace = rest.pop("signature", None)
+        """Build a record from what was sent and received, masking card data on the way in."""
         return cls(
             operation=operation,
             method=method,
             url=url,
             request_headers=dict(headers),
             request_fields=tuple(mask_fields(fields).items()),
-            response_body=mask_text(str(body)),
-            signature=trace.masked() if isinstance(trace, SignatureTrace) else None,
-            **rest,  # type: ignore[arg-type]
+            status_code=status_code,
+            response_headers=dict(response_headers),
+            response_body=mask_text(response_body),
+            elapsed=elapsed,
+            signature=signature.masked() if signature is not None else None,
+            error=error,
         )
 
     def as_curl(self) -> str:

@@ -110,6 +110,17 @@ FIELDS: dict[str, Field] = dict(
     ]
 )
 
+_WIRE_NAMES = {spec.python_name: name for name, spec in FIELDS.items()}
+
+
+def wire_name(name: str) -> str:
+    """The wire name of a field written as a Python keyword (``destination_card_no`` -> ``destination-card-no``).
+
+    Any other name (a wire name already, or a field the registry does not know) is returned as it is.
+    """
+    return _WIRE_NAMES.get(name, name)
+
+
 # Other spellings the gateway family accepts for a canonical field (conformance warnings name them).
 LEGACY_SPELLINGS: dict[str, str] = {
     "client-order-id": "client_orderid",

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from toolkit.callbacks import CallbackReceiver, Received
+from toolkit.callbacks import CallbackReceiver, OrderWaker, Received
 from toolkit.client import GatewayClient
 from toolkit.masking import mask_fields
 from toolkit.models import (
@@ -29,6 +29,10 @@ from toolkit.testdata.cards import Card
 from toolkit.waiting import PollAttempt
 
 METHOD_INDICATORS = {"completed": "Y", "timed out": "N", "absent": "U"}
+
+
+class FlowError(RuntimeError):
+    """An order is not in the state the next step of the flow needs; the message says what it is."""
 
 
 @dataclass
@@ -154,22 +158,40 @@ class Merchant:
 
     # --- waiting ----------------------------------------------------------------------------------
 
-    def _waker(self, order: Order) -> Any:
+    def _waiting(self, order: Order) -> dict[str, Any]:
+        """How every wait polls: reported through ``on_poll``, ended early by a callback for the order."""
+        waker: OrderWaker | None = None
         if self.receiver is not None and self.callback_url and order.orderid:
-            return self.receiver.waker(orderid=order.orderid)
-        return None
+            waker = self.receiver.waker(orderid=order.orderid)
+        return {"waker": waker, "on_attempt": self.on_poll}
 
     def final_status(self, order: Order) -> StatusResponse:
         """Poll status on the profile's schedule; a callback for the order ends the wait early."""
-        return self.client.wait_for_final_status(order.ack, waker=self._waker(order), on_attempt=self.on_poll)
+        return self.client.wait_for_final_status(order.ack, **self._waiting(order))
+
+    def approved_status(self, order: Order) -> StatusResponse:
+        """The final status, which must be approved: FlowError (with the gateway's reason) otherwise."""
+        status = self.final_status(order)
+        if status.status is not Status.APPROVED:
+            reason = f": {status.error_message}" if status.error_message else ""
+            raise FlowError(f"{order} is {status.status.value}, not approved{reason}")
+        return status
 
     def settled_status(self, order: Order) -> StatusResponse:
         """Wait for a final status, or ``unknown`` (the acquirer could not be reached)."""
-        return self.client.wait_for(Status.UNKNOWN, order.ack, on_attempt=self.on_poll)
+        return self.client.wait_for(Status.UNKNOWN, order.ack, **self._waiting(order))
 
     def payer_step(self, order: Order) -> StatusResponse:
         """Wait until the payer must act (3-D Secure) or the outcome is final."""
-        return self.client.wait_for_payer_or_final(order.ack, on_attempt=self.on_poll)
+        return self.client.wait_for_payer_or_final(order.ack, **self._waiting(order))
+
+    def current_status(self, order: Order) -> StatusResponse:
+        """Wait until the order is final, waits for the payer, or is ``unknown``: where it stands for now."""
+        return self.client.wait_for_status(
+            order.ack,
+            until=lambda r: r.is_final or r.needs_payer or r.status is Status.UNKNOWN,
+            **self._waiting(order),
+        )
 
     def status_by_client_orderid(self, order: Order) -> StatusResponse:
         return self.client.status(client_orderid=order.client_orderid)
@@ -184,7 +206,8 @@ class Merchant:
 
     def redirect_for(self, order: Order, timeout: float = 10.0) -> Received:
         """The payer's browser came back to the merchant (POST to redirect_url) for this order."""
-        assert self.receiver is not None, "a receiver is needed to see the payer's redirect"
+        if self.receiver is None:
+            raise FlowError(f"{order}: the merchant has no callback receiver, so it cannot see the payer's redirect")
         return self.receiver.wait_for_redirect(orderid=order.orderid, timeout=timeout)
 
     def upload_challenge_result(self, order: Order, redirect: Received) -> AsyncResponse:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,9 +41,19 @@ def generate_rsa_key(bits: int = DEFAULT_RSA_BITS) -> rsa.RSAPrivateKey:
 
 @dataclass(frozen=True)
 class KeyFiles:
+    """Where ``write_key_files`` puts the pair."""
+
     private_pkcs1: Path
     private_pkcs8: Path
     public: Path
+
+    @classmethod
+    def in_dir(cls, out_dir: Path) -> KeyFiles:
+        """``private-pkcs1.pem``, ``private-pkcs8.pem`` and ``public.pem`` in ``out_dir``."""
+        return cls(out_dir / "private-pkcs1.pem", out_dir / "private-pkcs8.pem", out_dir / "public.pem")
+
+    def __iter__(self) -> Iterator[Path]:
+        return iter((self.private_pkcs1, self.private_pkcs8, self.public))
 
 
 def write_key_files(key: rsa.RSAPrivateKey, out_dir: Path, *, passphrase: bytes | None = None) -> KeyFiles:
@@ -51,7 +62,7 @@ def write_key_files(key: rsa.RSAPrivateKey, out_dir: Path, *, passphrase: bytes 
     encryption: serialization.KeySerializationEncryption = (
         serialization.BestAvailableEncryption(passphrase) if passphrase else serialization.NoEncryption()
     )
-    files = KeyFiles(out_dir / "private-pkcs1.pem", out_dir / "private-pkcs8.pem", out_dir / "public.pem")
+    files = KeyFiles.in_dir(out_dir)
     for path, fmt in (
         (files.private_pkcs1, serialization.PrivateFormat.TraditionalOpenSSL),
         (files.private_pkcs8, serialization.PrivateFormat.PKCS8),

@@ -10,11 +10,16 @@ import re
 from collections.abc import Iterable, Mapping
 from urllib.parse import unquote
 
-from toolkit.fields import FIELDS, Kind, luhn_ok
+from toolkit.fields import FIELDS, Kind, ascii_digits, luhn_ok
 
 CVV_MASK = "***"
 SECRET_MASK = "<redacted>"
-_PAN_IN_TEXT = re.compile(r"(?<!\d)\d{12,19}(?!\d)")
+# A hex word of 32 or more characters is a digest (a control, a signature, an id), never a card number, even
+# when it holds a Luhn-valid run of digits (about one SHA-1 value in a hundred does): it is kept whole.
+_PAN_IN_TEXT = re.compile(
+    r"(?P<digest>(?<![0-9A-Za-z])[0-9A-Fa-f]{32,}(?![0-9A-Za-z]))"
+    r"|(?<!\d)(?P<pan>\d{12,19})(?!\d)"
+)
 _CVV_IN_QUERY = re.compile(r"(?i)\b(cvv2?|cvc)=([^&\s\"']*)")
 
 
@@ -47,7 +52,7 @@ class Secret:
 def mask_pan(number: str) -> str:
     """A PAN -> BIN, stars, last four (``444455******1111``); short or odd values are fully masked."""
     digits = number.strip()
-    if len(digits) < 12 or not digits.isdigit():
+    if len(digits) < 12 or not ascii_digits(digits):
         return "*" * len(digits)
     return digits[:6] + "*" * (len(digits) - 10) + digits[-4:]
 
@@ -74,7 +79,12 @@ def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
         if secret:
             text = text.replace(secret, SECRET_MASK)
     text = _CVV_IN_QUERY.sub(lambda m: f"{m.group(1)}={CVV_MASK}" if m.group(2) else m.group(0), text)
-    return _PAN_IN_TEXT.sub(lambda m: mask_pan(m.group(0)) if luhn_ok(m.group(0)) else m.group(0), text)
+    return _PAN_IN_TEXT.sub(_mask_pan_match, text)
+
+
+def _mask_pan_match(match: re.Match[str]) -> str:
+    pan = match.group("pan")
+    return mask_pan(pan) if pan and luhn_ok(pan) else match.group(0)
 
 
 def mask_base_string(base_string: str) -> str:

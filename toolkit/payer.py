@@ -19,6 +19,9 @@ from toolkit.testdata.cards import Card
 from toolkit.testdata.outcomes import CHALLENGE_PASSWORD
 
 MERCHANT_REDIRECT_FORM = "merchant-redirect"
+CHALLENGE_FORMS = ("challenge-form", "acs-form")  # the ACS page: 3-D Secure 2.x challenge, 1.0.2
+WRONG_PASSWORD = "not-the-password"
+PASSWORDS = {"right": CHALLENGE_PASSWORD, "wrong": WRONG_PASSWORD}  # what the payer types on the ACS page
 
 
 class PayerError(RuntimeError):
@@ -84,7 +87,10 @@ class Payer:
         page = self.html_page(status)
         if not page.iframes:
             raise PayerError(f"status of order {status.orderid} carries no 3-D Secure method frame")
-        return self.open(page.iframes[0])
+        loaded = self.open(page.iframes[0])
+        if loaded.status_code >= 400:
+            raise PayerError(f"the 3-D Secure method URL {loaded.url} answered HTTP {loaded.status_code}")
+        return loaded
 
     def fill_payment_page(self, page: Page, card: Card, **overrides: str) -> Page:
         """Enter a card on a hosted payment page and press pay."""
@@ -92,9 +98,21 @@ class Payer:
         entries = {name: value for name, value in card.fields().items() if name in form.fields}
         return self.submit(form, {**entries, **overrides})
 
+    def enter_card(self, url: str, card: Card) -> Page:
+        """Open the hosted payment page, enter the card and press pay; PayerError if the page refuses it."""
+        page = self.fill_payment_page(self.open(url), card)
+        if page.field_errors():
+            raise PayerError(f"the payment page refused the card: {page.field_errors()}")
+        return page
+
+    @staticmethod
+    def shows_challenge(page: Page) -> bool:
+        """Whether the page is the issuer's 3-D Secure page (2.x challenge or 1.0.2) awaiting a password."""
+        return any(form.id in CHALLENGE_FORMS for form in page.forms)
+
     def answer_challenge(self, page: Page, password: str = CHALLENGE_PASSWORD) -> Page:
         """Type the password on the ACS page (3-D Secure 2.x challenge or 1.0.2) and submit."""
-        for form_id in ("challenge-form", "acs-form"):
+        for form_id in CHALLENGE_FORMS:
             if any(form.id == form_id for form in page.forms):
                 return self.submit(page.form(form_id), {"password": password})
         raise PayerError(f"{page.url} shows no 3-D Secure challenge (HTTP {page.status_code})")
@@ -111,9 +129,7 @@ class Payer:
 
     def pay_on_hosted_page(self, url: str, card: Card, password: str = CHALLENGE_PASSWORD) -> Delivered:
         """The whole hosted-page journey: fill the card, pass 3-D Secure if asked, return to the merchant."""
-        page = self.fill_payment_page(self.open(url), card)
-        if page.field_errors():
-            raise PayerError(f"the payment page refused the card: {page.field_errors()}")
-        if any(form.id in ("challenge-form", "acs-form") for form in page.forms):
+        page = self.enter_card(url, card)
+        if self.shows_challenge(page):
             page = self.answer_challenge(page, password)
         return self.return_to_merchant(page)

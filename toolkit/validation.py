@@ -25,11 +25,18 @@ class Problem:
         return f"{self.field}: {self.rule}"
 
 
+# Checked in lenient mode too: an identifier the gateway could not store, and the card's expiry.
+_ALWAYS_CHECKED = frozenset({Kind.ID, Kind.MONTH, Kind.YEAR})
+# Checked by ``_money_problems``: the amount's precision depends on the currency.
+_MONEY = frozenset({Kind.AMOUNT, Kind.CURRENCY})
+
+
 def request_problems(operation: Operation, fields: Mapping[str, str], *, strict: bool = True) -> list[Problem]:
     """Everything wrong with ``fields`` for ``operation``; empty when the request is well-formed.
 
-    ``strict`` also checks formats (Luhn, e-mail, URL...); the client always checks presence,
-    amounts, currencies and expiry dates.
+    ``strict=False`` checks presence, amounts, currencies, expiry dates and identifiers only, and
+    leaves the other formats (Luhn, e-mail, URL...) to the gateway.  (``GatewayClient`` calls this
+    strictly, or not at all with ``validate=False``.)
     """
     present = {name: str(value).strip() for name, value in fields.items() if str(value).strip() != ""}
     problems = [Problem(name, f"is required by {operation.name}") for name in operation.required if name not in present]
@@ -42,15 +49,13 @@ def request_problems(operation: Operation, fields: Mapping[str, str], *, strict:
             missing = next(name for name in group if name not in present)
             problems.append(Problem(missing, f"goes together with {', '.join(sent)}"))
     problems.extend(_money_problems(present))
-    problems.extend(_expiry_problems(present))
     for name, value in present.items():
         spec = FIELDS.get(name)
-        if spec is None or spec.kind in (Kind.AMOUNT, Kind.CURRENCY, Kind.MONTH, Kind.YEAR):
+        if spec is None or spec.kind in _MONEY or not (strict or spec.kind in _ALWAYS_CHECKED):
             continue
-        if strict or spec.kind in (Kind.ID,):
-            rule = format_problem(spec, value)
-            if rule:
-                problems.append(Problem(name, rule))
+        rule = format_problem(spec, value)
+        if rule:
+            problems.append(Problem(name, rule))
     return problems
 
 
@@ -68,14 +73,4 @@ def _money_problems(present: Mapping[str, str]) -> list[Problem]:
             parse_amount(present["amount"], currency)
         except MoneyError as exc:
             problems.append(Problem(exc.field, exc.rule))
-    return problems
-
-
-def _expiry_problems(present: Mapping[str, str]) -> list[Problem]:
-    problems = []
-    for name in ("expire_month", "expire_year"):
-        if name in present:
-            rule = format_problem(FIELDS[name], present[name])
-            if rule:
-                problems.append(Problem(name, rule))
     return problems

@@ -32,6 +32,11 @@ def decode_form(body: str | bytes) -> list[tuple[str, str]]:
     return parse_qsl(text, keep_blank_values=True)
 
 
+def decode_request_body(body: object) -> list[tuple[str, str]]:
+    """The pairs of a prepared request's form body (``requests.PreparedRequest.body``); none for None or a stream."""
+    return decode_form(body) if isinstance(body, (str, bytes)) else []
+
+
 def decode_response(body: str | bytes) -> dict[str, str]:
     """Decode either response form into a flat mapping of trimmed strings."""
     text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body

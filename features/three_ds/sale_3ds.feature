@@ -38,20 +38,17 @@ Feature: 3-D Secure sale
     And the status shows the method step indicator "Y"
 
   @upload_method_url_result
-  Scenario: The method step did not complete within 10 seconds
+  Scenario Outline: The merchant reports a method step that <situation>
     Given a card that passes 3-D Secure without a challenge
     When the merchant sends a sale of 10.42 EUR
-    And the merchant reports the method step as timed out
+    And the merchant reports the method step as <reported>
     Then the order is approved
-    And the status shows the method step indicator "N"
+    And the status shows the method step indicator "<indicator>"
 
-  @upload_method_url_result
-  Scenario: The issuer offers no method URL
-    Given a card that passes 3-D Secure without a challenge
-    When the merchant sends a sale of 10.42 EUR
-    And the merchant reports the method step as absent
-    Then the order is approved
-    And the status shows the method step indicator "U"
+    Examples:
+      | situation                          | reported  | indicator |
+      | did not complete within 10 seconds | timed out | N         |
+      | the issuer does not offer          | absent    | U         |
 
   @simulator
   Scenario: The gateway times out a method step the merchant never reports

@@ -6,6 +6,7 @@ Card-less charges (rebill, recurring) take their outcome from the amount: minor 
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from toolkit.client import GatewayClient
 from toolkit.errors import ValidationError
 from toolkit.models import Status, StatusResponse
+from toolkit.simulator import cards
 from toolkit.testdata import (
     EXAMPLE_CARDS,
     amount_for,
@@ -148,3 +150,18 @@ def test_a_recurring_payment_starting_later_charges_nothing_yet(client: GatewayC
     assert client.create_recurring_payment(fields).recurring_payment_id
     with pytest.raises(ValidationError, match="no transaction with client_orderid"):
         client.status(client_orderid=f"{fields['client_orderid']}-1")
+
+
+@pytest.mark.parametrize(("period", "interval"), [("year", 8000), ("month", 96000), ("day", 2**31 - 1)])
+def test_a_recurring_schedule_beyond_the_calendar_is_refused(client: GatewayClient, period: str, interval: int) -> None:
+    """A charge after year 9999 cannot be computed: refused at creation, instead of failing every tick."""
+    fields = recurring_fields(card_ref(client), period=period, interval=interval)
+    with pytest.raises(ValidationError, match=f"interval: {interval} {period}s after the first charge is beyond"):
+        client.create_recurring_payment(fields)
+
+
+@pytest.mark.parametrize(("period", "interval"), [("year", 1), ("month", 12), ("week", 60), ("day", 400)])
+def test_a_schedule_ends_at_the_end_of_the_calendar(period: str, interval: int) -> None:
+    last_year = dt.datetime(dt.MAXYEAR, 6, 1, tzinfo=dt.UTC).timestamp()
+    assert cards.next_charge(last_year, period, interval) is None
+    assert cards.next_charge(last_year - 2 * 366 * 86400, period, interval) is not None

@@ -9,6 +9,7 @@ import pytest
 from toolkit.client import GatewayClient
 from toolkit.errors import ValidationError
 from toolkit.models import Status, StatusResponse
+from toolkit.simcontrol import SimulatorControl
 from toolkit.simulator import SimulatorServer
 from toolkit.testdata import card_for, preauth_fields, sale_fields
 
@@ -170,3 +171,36 @@ def test_return_needs_a_final_approved_transaction(client: GatewayClient) -> Non
 def test_a_follow_up_of_an_unknown_orderid_is_refused(client: GatewayClient, fresh_id) -> None:
     with pytest.raises(ValidationError, match="orderid 1 is unknown for this merchant"):
         client.return_(client_orderid=fresh_id(), orderid="1")
+
+
+# --- what is left after a failed follow-up, and blank fields -------------------------------------------
+
+
+def test_a_failed_void_leaves_the_order_open(client: GatewayClient, control: SimulatorControl) -> None:
+    preauth = order(client, "preauth")
+    void = follow_up(client, "void", preauth)
+    control.force_status(void.orderid, "filtered")  # a void that did not go through holds nothing back
+    captured = follow_up(client, "capture", preauth)
+    assert (captured.status, captured.amount) == (Status.APPROVED, TEN)
+
+
+@pytest.mark.parametrize(
+    ("operation", "blank", "kind"),
+    [
+        ("capture", {"amount": "", "currency": ""}, "capture"),
+        ("return", {"amount": " ", "currency": ""}, "reversal"),
+        ("void", {"amount": ""}, "void"),
+    ],
+    ids=["capture", "return", "void"],
+)
+def test_a_blank_amount_is_no_amount(
+    client: GatewayClient, post, with_control, operation: str, blank: dict[str, str], kind: str
+) -> None:
+    """The gateway ignores blanks: ``amount=`` is the whole amount, not a partial one of nothing."""
+    preauth = order(client, "preauth")
+    answer = post(f"/api/v2/{operation}/1001", with_control(operation, {**ids(preauth), **blank}))
+    assert answer.status_code == 200, answer.text
+    child = client.wait_for_final_status(
+        client_orderid=preauth.client_orderid, orderid=answer.json()["paynet-order-id"]
+    )
+    assert (child.status, child.transaction_type, child.amount) == (Status.APPROVED, kind, TEN)

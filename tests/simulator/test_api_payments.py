@@ -179,3 +179,12 @@ def test_group_addressing_names_the_concrete_endpoint(
     assert isinstance(ack, AsyncResponse) and ack.end_point_id == "1001"
     status = client.status(client_orderid=ack.client_orderid, orderid=ack.orderid)
     assert status.orderid == ack.orderid and not status.end_point_id
+
+
+def test_a_blank_amount_of_a_verification_is_no_amount(client: GatewayClient, post, with_control) -> None:
+    """``amount=`` (the gateway ignores blanks) once made the engine fail with HTTP 500."""
+    fields = {name: str(value) for name, value in verification_fields().items()}
+    answer = post("/api/v2/account-verification/1001", with_control("account_verification", {**fields, "amount": ""}))
+    assert answer.status_code == 200, answer.text
+    status = client.wait_for_final_status(client_orderid=fields["client_orderid"])
+    assert (status.status, status.transaction_type, status.amount) == (Status.APPROVED, "account-verification", None)

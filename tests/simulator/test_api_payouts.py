@@ -11,6 +11,7 @@ from toolkit.client import GatewayClient
 from toolkit.errors import ValidationError
 from toolkit.models import AsyncResponse, Status, StatusResponse
 from toolkit.money import from_minor_units
+from toolkit.simcontrol import SimulatorControl
 from toolkit.simulator import SimulatorServer, payouts
 from toolkit.testdata import amount_for, payout_fields, random_card_number
 
@@ -159,3 +160,28 @@ def test_a_card_eligibility_send_is_signed_with_hmac(client: GatewayClient, fres
         "pan-eligibility",
         "7654321",
     )
+
+
+# --- forced statuses (control API) and the balance ---------------------------------------------------
+
+
+def test_a_forced_status_moves_a_held_payout_once(
+    server: SimulatorServer, client: GatewayClient, control: SimulatorControl
+) -> None:
+    before = balance(server)
+    status = client.wait_for_final_status(client.payout(payout_fields()))
+    amount = int((status.amount or 0) * 100)
+    steps = [("declined", before), ("error", before), ("filtered", before), ("approved", before - amount)]
+    for forced, expected in steps:
+        control.force_status(status.orderid, forced)
+        assert balance(server) == expected, f"after forcing {forced}"
+
+
+def test_a_payout_declined_when_planned_moves_nothing_when_forced(
+    server: SimulatorServer, client: GatewayClient, control: SimulatorControl
+) -> None:
+    before = balance(server)
+    status = client.wait_for_final_status(client.payout(payout_fields("insufficient-funds")))
+    for forced in ("error", "approved", "declined"):
+        control.force_status(status.orderid, forced)
+        assert balance(server) == before, f"after forcing {forced}"

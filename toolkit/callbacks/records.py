@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from toolkit.fields import ascii_digits
 from toolkit.masking import CVV_MASK, mask_fields, mask_pan, mask_text
 
 Kind = Literal["callback", "redirect"]
@@ -34,7 +35,7 @@ _CVV_NAMES = re.compile(r"(?i)^(cvv2?|cvc2?)$")
 def _mask_one(name: str, value: str) -> str:
     if _CVV_NAMES.match(name):
         return CVV_MASK if value else value
-    if _PAN_NAMES.match(name) and value.isdigit():
+    if _PAN_NAMES.match(name) and ascii_digits(value):
         return mask_pan(value)
     return value if name in _NOT_FREE_TEXT else mask_text(value)
 

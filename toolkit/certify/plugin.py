@@ -15,17 +15,16 @@ from typing import Any
 import allure
 import pytest
 
-from toolkit import demo
 from toolkit.certify import reporting
-from toolkit.certify.target import GatewayTarget, start_target
+from toolkit.certify.target import GatewayTarget, embeds_simulator, no_callbacks_reason, start_target
 from toolkit.client import GatewayClient
 from toolkit.config import load_config
 from toolkit.operations import OPERATIONS
 
 # Gherkin tags in use: flows, kinds of scenario, and every catalogue operation.
 FLOW_TAGS = ("threeds", "returns", "tokenization", "payouts", "preauth", "hosted_forms", "cards", "callbacks",
-             "signing", "declines", "simulator", "sandbox_safe", "exported")  # fmt: skip
-_STEP_CONTEXTS: dict[int, list[Any]] = {}
+             "signing", "declines", "simulator", "exported")  # fmt: skip
+_OPEN_STEPS = pytest.StashKey[list[Any]]()  # the Allure steps of the scenario's running Gherkin steps
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -50,12 +49,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not any(item.get_closest_marker("simulator") or item.get_closest_marker("callbacks") for item in items):
         return
     base = load_config(name, file=file)
-    embedded = base.base_url == demo.BASE_URL
+    no_callbacks = no_callbacks_reason(base)
     for item in items:
-        if item.get_closest_marker("simulator") and not embedded:
+        if item.get_closest_marker("simulator") and not embeds_simulator(base):
             item.add_marker(pytest.mark.skip(reason=f"needs the simulator's control API; profile {name} is a sandbox"))
-        if item.get_closest_marker("callbacks") and not embedded and not base.callback_url:
-            item.add_marker(pytest.mark.skip(reason=f"profile {name} sets no callback_url: callbacks cannot arrive"))
+        if item.get_closest_marker("callbacks") and no_callbacks:
+            item.add_marker(pytest.mark.skip(reason=no_callbacks))
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -63,10 +62,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if results:
         name, file = _profile(session.config)
         config = load_config(name, file=file)
-        embedded = config.base_url == demo.BASE_URL
         reporting.write_environment(Path(results), {
             "profile": name,
-            "base_url": "embedded simulator on a free loopback port" if embedded else config.base_url,
+            "base_url": "embedded simulator on a free loopback port" if embeds_simulator(config) else config.base_url,
             "endpoint_id": config.endpoint_id or "",
             "endpoint_group_id": config.endpoint_group_id or "",
         })  # fmt: skip
@@ -107,16 +105,13 @@ def pytest_bdd_before_step(
 ) -> None:
     context: Any = allure.step(f"{step.keyword} {step.name}")
     context.__enter__()
-    _STEP_CONTEXTS.setdefault(id(request.node), []).append(context)
+    request.node.stash.setdefault(_OPEN_STEPS, []).append(context)
 
 
 def _close_step(request: pytest.FixtureRequest, exc: BaseException | None) -> None:
-    stack = _STEP_CONTEXTS.get(id(request.node))
+    stack = request.node.stash.get(_OPEN_STEPS, [])
     if stack:
-        context = stack.pop()
-        context.__exit__(type(exc) if exc else None, exc, exc.__traceback__ if exc else None)
-        if not stack:
-            _STEP_CONTEXTS.pop(id(request.node), None)
+        stack.pop().__exit__(type(exc) if exc else None, exc, exc.__traceback__ if exc else None)
 
 
 def pytest_bdd_after_step(request: pytest.FixtureRequest, *args: Any) -> None:

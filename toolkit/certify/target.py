@@ -10,12 +10,27 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from toolkit import demo
 from toolkit.callbacks import CallbackReceiver
 from toolkit.config import GatewayConfig, load_config
+from toolkit.simcontrol import SimulatorControl
 from toolkit.simulator.server import SimulatorServer
+
+
+def embeds_simulator(config: GatewayConfig) -> bool:
+    """The ``simulator`` profile (or one based on it): the suite runs the simulator itself."""
+    return config.base_url == demo.BASE_URL
+
+
+def no_callbacks_reason(config: GatewayConfig) -> str | None:
+    """Why callbacks cannot arrive from this profile's gateway, or None when they can."""
+    if embeds_simulator(config) or config.callback_url:
+        return None
+    return (
+        f"profile {config.profile} sets no callback_url: the gateway cannot reach this machine's "
+        "callback receiver (set callback_url / GATEWAY_CALLBACK_URL and GATEKIT_CALLBACK_PORT)"
+    )
 
 
 @dataclass
@@ -26,17 +41,17 @@ class GatewayTarget:
     config: GatewayConfig
     receiver: CallbackReceiver
     server: SimulatorServer | None = None
-    _control: Any = field(default=None, repr=False)
+    _control: SimulatorControl | None = field(default=None, repr=False)
 
     @property
     def is_simulator(self) -> bool:
         return self.server is not None
 
     @property
-    def control(self) -> Any:
-        """The simulator's control API (``toolkit.SimulatorControl``); None on a sandbox."""
+    def control(self) -> SimulatorControl:
+        """The simulator's control API; only ``@simulator`` scenarios use it (they are skipped on a sandbox)."""
         if self.server is None:
-            return None
+            raise RuntimeError(f"profile {self.profile} is not the simulator: it has no control API (tag @simulator)")
         if self._control is None:
             self._control = self.server.control()
         return self._control
@@ -50,17 +65,10 @@ class GatewayTarget:
             return self.config.callback_url.rstrip("/") + "/callback"
         return None
 
-    @property
-    def callbacks_skip_reason(self) -> str | None:
-        if self.callback_url:
-            return None
-        return (
-            f"profile {self.profile} sets no callback_url: the gateway cannot reach this machine's "
-            "callback receiver (set callback_url / GATEWAY_CALLBACK_URL and GATEKIT_CALLBACK_PORT)"
-        )
-
     def stop(self) -> None:
         self.receiver.stop()
+        if self._control is not None:
+            self._control.close()
         if self.server is not None:
             self.server.stop()
 
@@ -69,7 +77,7 @@ def start_target(profile: str, *, config_file: Path | None = None) -> GatewayTar
     """Start the receiver (and the simulator for the ``simulator`` profile)."""
     base = load_config(profile, file=config_file)
     server = None
-    if base.base_url == demo.BASE_URL:  # the simulator profile (or one based on it): embed it
+    if embeds_simulator(base):
         server = SimulatorServer().start()
         config = base.with_overrides(base_url=server.base_url)
     else:

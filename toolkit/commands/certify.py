@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from toolkit.certify.runner import CertifyOptions, certify
+from toolkit.commands.common import Subparsers, UsageError
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser("certify", help="run the certification suite against a profile, with reports")
     parser.add_argument("--profile", default="simulator", help="simulator (default), sandbox or a named profile")
     parser.add_argument(
@@ -28,6 +28,5 @@ def run(args: argparse.Namespace) -> int:
                              reports=args.reports, workers=args.workers, html=not args.no_html)  # fmt: skip
     try:
         return certify(options)
-    except FileNotFoundError as exc:
-        print(f"gatekit certify: {exc}")
-        return 2
+    except FileNotFoundError as exc:  # no features/ and steps/ here: a usage error, on stderr
+        raise UsageError(str(exc)) from None

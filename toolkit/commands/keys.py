@@ -14,6 +14,7 @@ from toolkit.commands.common import Subparsers, UsageError
 from toolkit.keys import (
     DEFAULT_RSA_BITS,
     MIN_RSA_BITS,
+    KeyFiles,
     KeyProblem,
     check_bits,
     fingerprint,
@@ -50,8 +51,7 @@ def register(subparsers: Subparsers) -> None:
 def run_generate(args: argparse.Namespace) -> int:
     check_bits(args.bits)
     passphrase = _passphrase(args.passphrase_env)
-    names = ("private-pkcs1.pem", "private-pkcs8.pem", "public.pem")
-    existing = [name for name in names if (args.out / name).exists()]
+    existing = [path.name for path in KeyFiles.in_dir(args.out) if path.exists()]
     if existing and not args.force:
         raise UsageError(f"{args.out} already holds {', '.join(existing)}; use --force to replace them")
     key = generate_rsa_key(args.bits)

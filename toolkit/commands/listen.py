@@ -38,7 +38,7 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
         default=None,
         help=f"merchant control key to verify 'control' (default: ${ENV_VARS['control_key']}; none: not verified)",
     )
-    parser.set_defaults(handler=run, func=run)  # toolkit.cli calls ``handler``; ``func`` as first agreed
+    parser.set_defaults(handler=run)
     return parser
 
 

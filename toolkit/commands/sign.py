@@ -29,7 +29,7 @@ from toolkit.config import GatewayConfig
 from toolkit.keys import fingerprint
 from toolkit.operations import AuthScheme
 from toolkit.signing import new_nonce, parse_authorization_header
-from toolkit.wire import decode_form
+from toolkit.wire import decode_request_body
 
 KEY_PLACEHOLDER = "<merchant_control_key>"
 # The text output: the report's keys in this order; labels differ from keys only here.
@@ -89,8 +89,7 @@ def describe(call: PreparedCall, config: GatewayConfig) -> dict[str, Any]:
     }
     if trace is not None:
         report |= _control_report(trace) if op.auth is AuthScheme.CONTROL else _oauth_report(trace, op.auth, config)
-    body = call.request.body or ""
-    report["body"] = masked(dict(decode_form(body if isinstance(body, (str, bytes)) else b"")))
+    report["body"] = masked(dict(decode_request_body(call.request.body)))
     return report
 
 

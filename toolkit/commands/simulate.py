@@ -43,7 +43,7 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--db", default=":memory:", help="SQLite file that keeps the state across restarts")
     parser.add_argument("--latency", type=float, help="seconds before a decision (status says processing until then)")
     parser.add_argument("--log-level", default="warning", choices=("critical", "error", "warning", "info", "debug"))
-    parser.set_defaults(handler=run, func=run)
+    parser.set_defaults(handler=run)
     return parser
 
 

@@ -16,13 +16,14 @@ from decimal import Decimal, InvalidOperation
 from urllib.parse import quote, quote_plus
 
 from toolkit.explorer.diagnosis import Diagnosis, Finding, Pairs, path_id
+from toolkit.explorer.views import KEY_PLACEHOLDER
 from toolkit.masking import mask_value
 from toolkit.money import MoneyError, currency_exponent
 from toolkit.operations import ENDPOINT_ID, LOGIN, OPERATIONS, ControlFormula, Operation
 from toolkit.signing import control_checksum, control_parts
 from toolkit.validation import request_problems
 
-KEY = "<merchant_control_key>"
+KEY = KEY_PLACEHOLDER
 _MAX_PERMUTED = 7  # 5040 orders at most
 _NEAR = 1000  # endpoint ids tried either side of the one in the path
 Candidate = tuple[Finding, str]  # what the client did, and the SHA-1 input it used

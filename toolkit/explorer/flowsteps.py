@@ -60,14 +60,14 @@ class StepRunner:
         except ApiError as exc:
             sent = self._sent(operation, mark)
             model.history.append(Action(operation, target, None, sent, refusal=exc.error_message))
-            return Result(f"{operation} refused", False, exc.error_message, tuple(model.session.exchanges_since(mark)))
+            return Result(f"{operation} refused", False, exc.error_message, model.session.exchanges_since(mark))
         except GatewayError as exc:
-            return Result(f"{operation} failed", False, str(exc), tuple(model.session.exchanges_since(mark)))
+            return Result(f"{operation} failed", False, str(exc), model.session.exchanges_since(mark))
         created = model.track(child, parent=target, select=select)
         status = model.settle(created)
         model.history.append(Action(operation, target, created, dict(child.fields)))
         title = created.label
-        return Result(title, True, "", tuple(model.session.exchanges_since(mark)), status)
+        return Result(title, True, "", model.session.exchanges_since(mark), status)
 
     def _sent(self, operation: str, mark: int) -> dict[str, str]:
         """The masked fields of the request that was refused."""
@@ -82,17 +82,15 @@ class StepRunner:
             ref = merchant.card_ref(tracked.order)
         except ApiError as exc:
             model.history.append(Action("create_card_ref", tracked, None, ids, refusal=exc.error_message))
-            return Result(
-                "create_card_ref refused", False, exc.error_message, tuple(model.session.exchanges_since(mark))
-            )
+            return Result("create_card_ref refused", False, exc.error_message, model.session.exchanges_since(mark))
         except GatewayError as exc:
-            return Result("create_card_ref failed", False, str(exc), tuple(model.session.exchanges_since(mark)))
+            return Result("create_card_ref failed", False, str(exc), model.session.exchanges_since(mark))
         tracked.card_ref_id = ref.card_ref_id
         model.history.append(Action("create_card_ref", tracked, None, ids, detail={"cardrefid": ref.card_ref_id}))
         result = self._attempt(
             "make_rebill", tracked, lambda: merchant.rebill(ref.card_ref_id, amount=amount), select=True
         )
-        exchanges = tuple(model.session.exchanges_since(mark))
+        exchanges = model.session.exchanges_since(mark)
         return Result(
             f"card reference {ref.card_ref_id}, then {result.title}",
             result.ok,

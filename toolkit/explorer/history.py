@@ -31,8 +31,13 @@ class Tracked:
     status: StatusResponse | None = None
     card_ref_id: str = ""
     redirect: Received | None = None  # the payer's redirect back to the merchant, as the receiver recorded it
-    acs_result: dict[str, str] = field(default_factory=dict)  # cres / pares / md the payer brought back
     callbacks: tuple[Received, ...] = ()
+
+    @property
+    def acs_result(self) -> dict[str, str]:
+        """The CRes / PaRes (and MD) the payer brought back in the redirect (never masked: they are not card data)."""
+        params = self.redirect.params if self.redirect is not None else {}
+        return {name: params[name] for name in ("cres", "pares", "md") if name in params}
 
     @property
     def orderid(self) -> str:

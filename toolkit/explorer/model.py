@@ -15,24 +15,25 @@ from pathlib import Path
 from toolkit.callbacks import CallbackTimeout
 from toolkit.errors import ApiError, GatewayError, InvalidRequestError, WaitTimeout
 from toolkit.exchange import Exchange
-from toolkit.explorer import forms, payerflow
+from toolkit.explorer import forms
 from toolkit.explorer.export import export_feature
 from toolkit.explorer.flowsteps import NEXT_STEPS, StepRunner
 from toolkit.explorer.history import Action, Result, Tracked
 from toolkit.explorer.payerflow import PayerFlow
 from toolkit.explorer.session import GatewaySession
 from toolkit.explorer.timeline import Event
-from toolkit.flows import Order
+from toolkit.flows import METHOD_INDICATORS, Order
 from toolkit.masking import mask_fields, mask_value
-from toolkit.models import AsyncResponse, CardRefResponse, FormResponse, Status, StatusResponse
+from toolkit.models import AsyncResponse, CardRefResponse, FormResponse, StatusResponse
 from toolkit.operations import OPERATIONS, Operation, get_operation
+from toolkit.payer import PASSWORDS as PAYER_PASSWORDS
 from toolkit.payer import PayerError
 from toolkit.testdata.cards import DEFAULT_HOLDER, Card
 
-PASSWORDS = tuple(payerflow.PASSWORDS)
+PASSWORDS = tuple(PAYER_PASSWORDS)  # "right", "wrong"
 # Edits that need no note in an export: the phrases carry the money, and ids are new in every run.
 _EXPRESSED = frozenset({"amount", "currency", "client_orderid", "client-order-id", "orderid"})
-METHOD_RESULTS = ("completed", "timed out", "absent")
+METHOD_RESULTS = tuple(METHOD_INDICATORS)  # "completed", "timed out", "absent"
 
 
 class ExplorerModel:
@@ -210,16 +211,8 @@ class ExplorerModel:
         if isinstance(tracked.order.ack, FormResponse) and tracked.state is None:
             tracked.status = self.session.client.status(client_orderid=tracked.client_orderid, orderid=tracked.orderid)
             return tracked.status
-        merchant = self.session.merchant
-        waker = (
-            merchant.receiver.waker(orderid=tracked.orderid) if merchant.receiver and merchant.callback_url else None
-        )
         try:
-            tracked.status = self.session.client.wait_for_status(
-                tracked.order.ack,
-                until=lambda r: r.is_final or r.needs_payer or r.status is Status.UNKNOWN,
-                waker=waker,
-            )
+            tracked.status = self.session.merchant.current_status(tracked.order)
         except WaitTimeout as exc:
             last = exc.attempts[-1] if exc.attempts else None
             tracked.status = getattr(last, "response", None) or tracked.status
@@ -306,7 +299,7 @@ class ExplorerModel:
     # --- helpers ----------------------------------------------------------------------------------
 
     def _since(self, mark: int) -> tuple[Exchange, ...]:
-        return tuple(self.session.exchanges_since(mark))
+        return self.session.exchanges_since(mark)
 
     def _show(self, result: Result) -> Result:
         self.last = result

@@ -13,15 +13,12 @@ from typing import TYPE_CHECKING
 
 from toolkit.errors import ApiError
 from toolkit.explorer.history import PAYER_CHALLENGE, PAYER_HOSTED, PAYER_METHOD, Action, Tracked
-from toolkit.htmlforms import Page
 from toolkit.models import FormResponse, StatusResponse
+from toolkit.payer import PASSWORDS
 from toolkit.testdata.cards import card_for
-from toolkit.testdata.outcomes import CHALLENGE_PASSWORD
 
 if TYPE_CHECKING:
     from toolkit.explorer.model import ExplorerModel
-
-PASSWORDS = {"right": CHALLENGE_PASSWORD, "wrong": "not-the-password"}
 
 
 class PayerFlow:
@@ -39,7 +36,7 @@ class PayerFlow:
         status = self.model.settle(tracked)
         if status is None or not status.needs_payer:
             return f"nothing for the payer to do: the order is {status.status.value if status else 'unknown'}"
-        if not tracked.three_ds_v1 and Page.parse("about:blank", 200, status.html).iframes:
+        if not tracked.three_ds_v1 and self.model.session.payer.html_page(status).iframes:
             self.method_step(tracked, status)
             status = self.model.settle(tracked)
         if status is not None and status.needs_payer:
@@ -70,29 +67,12 @@ class PayerFlow:
         self._note(tracked, f"payer answered the 3-D Secure {version} page with the {which} password")
         self._note(tracked, f"payer's browser went back to the merchant (HTTP {delivered.status_code})")
         self.model.history.append(Action(PAYER_CHALLENGE, tracked, detail={"version": version, "password": which}))
-        tracked.redirect = session.merchant.redirect_for(order)  # the merchant's record: control verified, masked
-        # The CRes / PaRes as the browser posted them: the receiver's record masks free text, and a
-        # digit run of the ACS signature can pass the Luhn check (toolkit/callbacks/records.py).
-        result = delivered.fields
-        tracked.acs_result = {name: result[name] for name in ("cres", "pares", "md") if name in result}
+        merchant = session.merchant
+        redirect = tracked.redirect = merchant.redirect_for(order)  # control verified, card data masked
         if tracked.three_ds_v1:
-            pares, md = result["pares"], result.get("md", "")
-            self._upload(
-                "upload_pares_result",
-                tracked,
-                lambda: session.client.upload_pares_result(
-                    client_orderid=order.client_orderid, orderid=order.orderid, pares=pares, md=md
-                ),
-            )
+            self._upload("upload_pares_result", tracked, lambda: merchant.upload_authentication_result(order, redirect))
         else:
-            cres = result["cres"]
-            self._upload(
-                "upload_cres_result",
-                tracked,
-                lambda: session.client.upload_cres_result(
-                    client_orderid=order.client_orderid, orderid=order.orderid, cres=cres
-                ),
-            )
+            self._upload("upload_cres_result", tracked, lambda: merchant.upload_challenge_result(order, redirect))
 
     def _upload(
         self, operation: str, tracked: Tracked, call: Callable[[], object], detail: dict[str, str] | None = None

@@ -121,9 +121,10 @@ class GatewaySession:
         with self._lock:
             return ExchangeView(self.exchanges[-1]) if self.exchanges else None
 
-    def exchanges_since(self, mark: int) -> list[Exchange]:
+    def exchanges_since(self, mark: int) -> tuple[Exchange, ...]:
+        """The exchanges after the first ``mark`` ones (``mark = len(session.exchanges)`` before an action)."""
         with self._lock:
-            return self.exchanges[mark:]
+            return tuple(self.exchanges[mark:])
 
     def timeline_of(self, order: Order | None = None) -> TimelineView:
         """The timeline of one order (with its follow-ups and callbacks), or of everything."""

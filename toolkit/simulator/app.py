@@ -34,7 +34,8 @@ def create_app(
     *,
     clock: SimClock | None = None,
 ) -> FastAPI:
-    """A simulator app; state lives on ``app.state`` (engine, store, settings, clock, scheduler)."""
+    """A simulator app; state lives on ``app.state`` (engine, store, settings, clock, scheduler, and the
+    delivery, fault hook and transport finder that the extensions add)."""
     settings = settings or default_settings()
     store = store or Store()
     clock = clock or SimClock()

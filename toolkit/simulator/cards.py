@@ -16,11 +16,12 @@ from toolkit.money import from_minor_units, to_minor_units
 from toolkit.operations import ResponseKind, get_operation
 from toolkit.simulator.engine import Call, Engine, Result
 from toolkit.simulator.errors import field_error, state_error
-from toolkit.simulator.store import Row, row_id
-from toolkit.testdata.outcomes import outcome_for_amount
+from toolkit.simulator.plans import amount_plan
+from toolkit.simulator.store import Row, dumps, row_id
 
 TOKENIZABLE = ("sale", "preauth", "account-verification")
 PERIOD_DAYS = {"day": 1, "week": 7}
+LAST_MOMENT = dt.datetime(dt.MAXYEAR, 12, 31, 23, 59, 59, tzinfo=dt.UTC).timestamp()
 _RECURRING_OP = get_operation("make_rebill")  # a recurring charge is a rebill made by the clock
 
 
@@ -97,11 +98,6 @@ def _card_columns(ref: Row) -> dict[str, Any]:
     }
 
 
-def amount_plan(amount: str, currency: str) -> dict[str, str]:
-    outcome = outcome_for_amount(amount, currency)
-    return {"plan_status": outcome.status.value, "plan_code": outcome.error_code, "plan_message": outcome.error_message}
-
-
 def make_rebill(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
         ref = card_ref(engine, call.merchant.login, call.fields["cardrefid"])
@@ -121,22 +117,32 @@ def _first_charge(call: Call, now: float) -> float:
     return max(now, dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC).timestamp())
 
 
-def next_charge(previous: float, period: str, interval: int) -> float:
-    """The next charge time: days and weeks exactly; months and years on the calendar."""
+def next_charge(previous: float, period: str, interval: int) -> float | None:
+    """The next charge time: days and weeks exactly; months and years on the calendar.
+
+    None when it falls beyond the calendar (year 9999): there is no next charge.
+    """
     if period in PERIOD_DAYS:
-        return previous + PERIOD_DAYS[period] * interval * 86400
+        following = previous + PERIOD_DAYS[period] * interval * 86400
+        return following if following <= LAST_MOMENT else None
     moment = dt.datetime.fromtimestamp(previous, dt.UTC)
     months = interval * (12 if period == "year" else 1)
     year, month = divmod(moment.month - 1 + months, 12)
     year, month = moment.year + year, month + 1
+    if year > dt.MAXYEAR:
+        return None
     day = min(moment.day, calendar.monthrange(year, month)[1])
     return moment.replace(year=year, month=month, day=day).timestamp()
 
 
 def create_recurring_payment(engine: Engine, call: Call) -> Result:
     fields = call.fields
-    if int(fields["interval"]) < 1:
+    interval = int(fields["interval"])
+    if interval < 1:
         raise field_error("interval: must be at least 1")
+    first = _first_charge(call, engine.clock.now())
+    if next_charge(first, fields["period"], interval) is None:
+        raise field_error(f"interval: {interval} {fields['period']}s after the first charge is beyond the year 9999")
     with engine.store.transaction():
         card_ref(engine, call.merchant.login, fields["cardrefid"])
         rp_id = engine.store.insert(
@@ -149,9 +155,9 @@ def create_recurring_payment(engine: Engine, call: Call) -> Result:
                 "amount_minor": to_minor_units(fields["amount"], fields["currency"]),
                 "currency": fields["currency"],
                 "period": fields["period"],
-                "interval": int(fields["interval"]),
+                "interval": interval,
                 "repeats": int(fields.get("repeats", "0") or 0),
-                "next_at": _first_charge(call, engine.clock.now()),
+                "next_at": first,
                 "callback_url": fields.get("server_callback_url", ""),
                 "state": "active",
                 "created_at": engine.clock.now(),
@@ -184,19 +190,16 @@ def charge_due(engine: Engine, now: float) -> None:
             currency=rp["currency"],
             **_card_columns(ref),
             **amount_plan(amount, rp["currency"]),
-            extra=f'{{"recurring_payment_id": "{rp["id"]}"}}',
+            extra=dumps({"recurring_payment_id": str(rp["id"])}),
         )
         engine.decide(tx)
-        done = rp["repeats"] and charged >= rp["repeats"]
+        following = next_charge(rp["next_at"], rp["period"], rp["interval"])
+        done = following is None or (rp["repeats"] and charged >= rp["repeats"])
         engine.store.update(
             "recurring",
             "id",
             rp["id"],
-            {
-                "charged": charged,
-                "state": "completed" if done else "active",
-                "next_at": None if done else next_charge(rp["next_at"], rp["period"], rp["interval"]),
-            },
+            {"charged": charged, "state": "completed" if done else "active", "next_at": None if done else following},
         )
 
 

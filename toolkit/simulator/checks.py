@@ -57,7 +57,12 @@ def resolve(settings: SimulatorSettings, op: Operation, path_id: str, by_group: 
 
 
 def canonical_fields(op: Operation, pairs: list[tuple[str, str]], warnings: list[str]) -> dict[str, str]:
-    """Body pairs as the catalogue names them: trimmed, legacy spellings mapped, repeats refused."""
+    """Body pairs as the catalogue names them: trimmed, legacy spellings mapped, repeats refused.
+
+    Empty values are left out: the gateway ignores blanks, so ``amount=`` is no amount (a full
+    capture or return, not a partial one of nothing), as ``toolkit.validation`` and the control
+    formulas already count it.
+    """
     fields: dict[str, str] = {}
     for name, value in pairs:
         if name.startswith("oauth_"):
@@ -73,7 +78,7 @@ def canonical_fields(op: Operation, pairs: list[tuple[str, str]], warnings: list
     unknown = sorted(set(fields) - set(op.fields) - {"control", "login"})
     if unknown:
         warnings.append(f"fields not known to {op.name}: {', '.join(unknown)}")
-    return fields
+    return {name: value for name, value in fields.items() if value}
 
 
 def check_fields(op: Operation, fields: Mapping[str, str]) -> None:
@@ -151,8 +156,8 @@ def _check_timestamp(value: str, now: float, window: int) -> None:
     if abs(skew) > window:
         direction = "behind" if skew < 0 else "ahead of"
         raise oauth_error(
-            f"oauth_timestamp {value} is stale: {abs(skew):.0f} s {direction} the simulator's clock; "
-            f"the window is {window} s either side"
+            f"oauth_timestamp {value} is stale: {abs(skew):.0f} s {direction} the simulator's clock "
+            f"(real time {now:.0f}: /_sim/clock/advance does not move it); the window is {window} s either side"
         )
 
 

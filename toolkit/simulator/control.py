@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse
 
 from toolkit._version import __version__
 from toolkit.masking import mask_text
+from toolkit.models import Status
 from toolkit.money import from_minor_units
 from toolkit.simulator import delivery, faults, journal
 from toolkit.simulator.controlargs import ControlError, integer, json_body, number, orderid, text
@@ -38,7 +39,7 @@ from toolkit.simulator.errors import SimError
 from toolkit.simulator.store import Row, loads
 
 PREFIX = "/_sim"
-FORCEABLE = ("approved", "declined", "filtered", "error", "unknown")
+FORCEABLE = tuple(status.value for status in Status if status is not Status.PROCESSING)
 MAX_ADVANCE = 10 * 366 * 86400.0
 MAX_WAIT = 60.0
 

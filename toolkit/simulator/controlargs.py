@@ -9,7 +9,7 @@ from typing import Any
 
 from fastapi import Request
 
-MAX_ROW_ID = 2**63 - 1  # SQLite's largest INTEGER
+from toolkit.simulator.store import MAX_ROW_ID, row_id
 
 
 class ControlError(Exception):
@@ -87,8 +87,7 @@ def text(
 
 def orderid(value: Any, name: str = "orderid") -> int:
     """A gateway orderid (ASCII digits, at most SQLite's largest integer), from a path, a query or a body."""
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_ROW_ID:
-        return value
+    key = row_id(value.strip()) if isinstance(value, str) else value
+    if isinstance(key, int) and not isinstance(key, bool) and 0 < key <= MAX_ROW_ID:
+        return key
     raise ControlError(name, f"must be a gateway orderid (digits), not {json.dumps(value)}")

@@ -28,14 +28,13 @@ import requests
 from fastapi import FastAPI
 
 from toolkit._version import __version__
-from toolkit.models import Status
+from toolkit.models import FINAL_STATUSES
 from toolkit.simulator import faults
 from toolkit.simulator.engine import Engine
 from toolkit.simulator.store import Row, dumps, loads
 
 log = logging.getLogger("gatekit.simulator")
 
-FINAL_STATUSES = frozenset(s.value for s in (Status.APPROVED, Status.DECLINED, Status.FILTERED, Status.ERROR))
 WORKERS = 4
 USER_AGENT = f"gatekit-simulator/{__version__}"
 

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolkit.fields import card_brand
 from toolkit.models import Status
 from toolkit.money import from_minor_units, to_minor_units
 from toolkit.operations import Operation, ResponseKind
@@ -42,6 +41,9 @@ STAGE_PREFIX = {
     "pan-eligibility": "eligibility",
 }
 SETTLING_KINDS = ("sale", "capture", "rebill", "recurring-charge", "transfer")
+# Final statuses of a transaction that did not go through: it holds, moves or uses up no money.
+FAILED = (Status.DECLINED.value, Status.ERROR.value, Status.FILTERED.value)
+FAILED_SQL = "(" + ", ".join(f"'{status}'" for status in FAILED) + ")"  # for ``status NOT IN {FAILED_SQL}``
 
 
 @dataclass
@@ -188,19 +190,6 @@ class Engine:
                 f"orderid {existing['orderid']}: use a new client_orderid for every new order"
             )
 
-    @staticmethod
-    def card_values(fields: dict[str, str]) -> dict[str, str]:
-        """What the simulator keeps of a card: BIN, last four, brand, expiry, holder. Never PAN or CVV."""
-        number = fields.get("credit_card_number", "")
-        return {
-            "card_bin": number[:6],
-            "card_last4": number[-4:],
-            "card_type": card_brand(number),
-            "card_exp_month": fields.get("expire_month", ""),
-            "card_exp_year": fields.get("expire_year", ""),
-            "cardholder": fields.get("card_printed_name", ""),
-        }
-
     def update(self, tx: Row, **values: Any) -> Row:
         values["updated_at"] = self.clock.now()
         self.store.update("transactions", "orderid", tx["orderid"], values)
@@ -257,6 +246,16 @@ class Engine:
 
     def tick(self) -> float | None:
         """Do everything that is due on the simulator's clock; returns when something is next due."""
+        self.run_due()
+        return self.next_due()
+
+    def is_due(self, tx: Row) -> bool:
+        """A processing transaction whose decision or 3-D Secure deadline has come."""
+        due = [t for t in (tx["decide_at"], tx["deadline_at"]) if t is not None]
+        return tx["status"] == Status.PROCESSING.value and bool(due) and min(due) <= self.clock.now()
+
+    def run_due(self) -> None:
+        """Decisions, deadlines, tick hooks (recurring charges, callbacks) and settlements that are due."""
         now = self.clock.now()
         with self.store.transaction():
             for tx in self.store.all(
@@ -269,7 +268,6 @@ class Engine:
             self.store.execute(
                 "UPDATE transactions SET settled=1, settle_at=NULL WHERE settled=0 AND settle_at<=?", (now,)
             )
-        return self.next_due()
 
     def _engine_due(self) -> float | None:
         row = self.store.one(

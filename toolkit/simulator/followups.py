@@ -4,16 +4,18 @@
 - void: of an approved, not yet settled sale, preauth or capture; never a partial amount.
 - return: only of a final approved transaction; partial returns never exceed what was charged;
   no amount means the whole remainder; on a preauth it releases the hold (a reversal).
-What is still available is the original amount less every capture, return and void that is not
-declined, counted under ``BEGIN IMMEDIATE`` so concurrent requests cannot overspend.
+What is still available is the original amount less every capture, return and reversal that has
+not failed (declined, filtered, error), counted under ``BEGIN IMMEDIATE`` so concurrent requests
+cannot overspend; a void that has not failed closes the order to every follow-up.
 """
 
 from __future__ import annotations
 
 from toolkit.money import from_minor_units, to_minor_units
 from toolkit.operations import ResponseKind
-from toolkit.simulator.engine import Call, Engine, Result
+from toolkit.simulator.engine import FAILED_SQL, Call, Engine, Result
 from toolkit.simulator.errors import field_error, state_error
+from toolkit.simulator.plans import CARD_COLUMNS
 from toolkit.simulator.store import Row
 
 RETURNABLE = ("sale", "capture", "preauth", "rebill", "recurring-charge", "transfer")
@@ -24,8 +26,7 @@ def consumed(engine: Engine, parent: Row) -> int:
     """Minor units of the parent already captured, returned or released (declined ones do not count)."""
     row = engine.store.one(
         "SELECT COALESCE(SUM(amount_minor), 0) AS total FROM transactions "
-        "WHERE parent=? AND kind IN ('capture', 'return', 'reversal') "
-        "AND status NOT IN ('declined', 'error', 'filtered')",
+        f"WHERE parent=? AND kind IN ('capture', 'return', 'reversal') AND status NOT IN {FAILED_SQL}",
         (parent["orderid"],),
     )
     return int(row["total"]) if row else 0
@@ -34,7 +35,7 @@ def consumed(engine: Engine, parent: Row) -> int:
 def voided(engine: Engine, parent: Row) -> bool:
     return (
         engine.store.one(
-            "SELECT 1 FROM transactions WHERE parent=? AND kind='void' AND status NOT IN ('declined', 'error')",
+            f"SELECT 1 FROM transactions WHERE parent=? AND kind='void' AND status NOT IN {FAILED_SQL}",
             (parent["orderid"],),
         )
         is not None
@@ -85,10 +86,7 @@ def _child(engine: Engine, call: Call, parent: Row, kind: str, minor: int) -> Ro
         parent=parent["orderid"],
         amount_minor=minor,
         currency=parent["currency"],
-        **{
-            k: parent[k]
-            for k in ("card_bin", "card_last4", "card_type", "card_exp_month", "card_exp_year", "cardholder", "email")
-        },
+        **{k: parent[k] for k in (*CARD_COLUMNS, "email")},
     )
     return engine.schedule(child)
 

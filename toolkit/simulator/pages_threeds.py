@@ -7,6 +7,8 @@ with the redirect and uploads it (upload-cres-result / upload-pares-result).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
@@ -91,16 +93,7 @@ def challenge(request: Request, token: str, entries: Entries) -> Response:
 
 
 def challenge_answer(request: Request, token: str, entries: Entries) -> Response:
-    engine = engine_of(request)
-    extra: dict[str, str]
-    with engine.store.transaction():
-        _waiting_tx(engine, token, "challenge", (threeds.V2_CHALLENGE,))
-        tx, cres = threeds.challenge_cres(engine, token, entries.get("password", "").strip())
-        if threeds.is_managed(engine, tx):
-            tx, extra = threeds.apply_cres(engine, tx, cres), {}
-        else:
-            tx, extra = threeds.record_answer(engine, tx), {"cres": cres}
-    return merchant_redirect(engine, tx, extra)
+    return _answer(engine_of(request), token, entries, ACS_V2)
 
 
 # --- 3-D Secure 1.0.2 --------------------------------------------------------------------------
@@ -120,15 +113,35 @@ def acs_v1(request: Request, token: str, entries: Entries) -> Response:
 
 
 def acs_v1_answer(request: Request, token: str, entries: Entries) -> Response:
-    engine = engine_of(request)
-    extra: dict[str, str]
+    return _answer(engine_of(request), token, entries, ACS_V1)
+
+
+@dataclass(frozen=True)
+class Acs:
+    """One ACS page's answer: sign the result, apply it (hosted form) or hand it to the merchant (API flow)."""
+
+    state: str
+    version: str
+    sign: Callable[[Engine, str, str], tuple[Row, str]]
+    apply: Callable[[Engine, Row, str], Row]
+    handed: Callable[[Row, str], dict[str, str]]
+
+
+ACS_V2 = Acs("challenge", threeds.V2_CHALLENGE, threeds.challenge_cres, threeds.apply_cres, lambda tx, m: {"cres": m})
+ACS_V1 = Acs(
+    "pares", threeds.V1, threeds.v1_pares, threeds.apply_pares, lambda tx, m: {"pares": m, "md": str(tx["orderid"])}
+)
+
+
+def _answer(engine: Engine, token: str, entries: dict[str, str], acs: Acs) -> Response:
+    extra: dict[str, str] = {}
     with engine.store.transaction():
-        _waiting_tx(engine, token, "pares", (threeds.V1,))
-        tx, pares = threeds.v1_pares(engine, token, entries.get("password", "").strip())
+        _waiting_tx(engine, token, acs.state, (acs.version,))
+        tx, message = acs.sign(engine, token, entries.get("password", "").strip())
         if threeds.is_managed(engine, tx):
-            tx, extra = threeds.apply_pares(engine, tx, pares), {}
+            tx = acs.apply(engine, tx, message)
         else:
-            tx, extra = threeds.record_answer(engine, tx), {"pares": pares, "md": str(tx["orderid"])}
+            tx, extra = threeds.record_answer(engine, tx), acs.handed(tx, message)
     return merchant_redirect(engine, tx, extra)
 
 

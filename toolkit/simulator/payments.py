@@ -12,10 +12,11 @@ from decimal import Decimal
 from typing import Any
 
 from toolkit.operations import ResponseKind, get_operation
-from toolkit.simulator import threeds
+from toolkit.simulator import payouts, threeds
 from toolkit.simulator.engine import Call, Engine, Result, new_token
-from toolkit.simulator.errors import state_error
-from toolkit.simulator.store import Row
+from toolkit.simulator.errors import SimError, state_error
+from toolkit.simulator.plans import card_values, plan_of
+from toolkit.simulator.store import Row, dumps
 from toolkit.testdata.outcomes import outcome_for_cvv
 from toolkit.validation import Problem, request_problems
 
@@ -45,9 +46,8 @@ class FormProblems(Exception):
 def card_plan(engine: Engine, fields: Mapping[str, str], amount: Decimal | None, *, managed: bool) -> dict[str, Any]:
     """Card columns, planned outcome and 3-D Secure steps of a card transaction."""
     outcome = outcome_for_cvv(fields["cvv2"])
-    plan = {"plan_status": outcome.status.value, "plan_code": outcome.error_code, "plan_message": outcome.error_message}
     three_ds = threeds.plan_three_ds(engine, fields["credit_card_number"], amount, outcome, managed=managed)
-    return {**Engine.card_values(dict(fields)), **plan, **three_ds}
+    return {**card_values(fields), **plan_of(outcome), **three_ds}
 
 
 def _amount(call: Call) -> Decimal | None:
@@ -72,7 +72,7 @@ def start_form(engine: Engine, call: Call) -> Result:
             KIND_OF[call.operation.name],
             form_token=new_token(),
             tds_state="form",
-            extra=f'{{"form": "{call.operation.name}"}}',
+            extra=dumps({"form": call.operation.name}),
         )
     return Result(ResponseKind.FORM, tx)
 
@@ -112,11 +112,8 @@ def submit_form(engine: Engine, token: str, entries: Mapping[str, str]) -> Row:
         if problems:
             raise FormProblems(problems)
         if form == "payout_form":
-            from toolkit.simulator.payouts import payout_plan
-
-            plan = payout_plan(engine, tx)
-            tx = engine.update(tx, **Engine.card_values(entries), **plan, tds_state="")
-            return engine.schedule(engine.set_extra(tx, reserved=plan["plan_status"] != "declined"))
+            tx = engine.update(tx, **card_values(entries), tds_state="")
+            return engine.schedule(payouts.plan_payout(engine, tx))
         amount = Decimal(engine.amount_text(tx)) if tx["amount_minor"] else None
         values = {"tds_state": "", **card_plan(engine, entries, amount, managed=True)}
         tx = engine.set_extra(engine.update(tx, **values), managed=True)
@@ -124,9 +121,21 @@ def submit_form(engine: Engine, token: str, entries: Mapping[str, str]) -> Row:
 
 
 def status(engine: Engine, call: Call) -> Result:
-    """The transaction as it is now; due decisions are made first, so polling sees them at once."""
-    engine.tick()
-    tx = engine.find(call.merchant.login, call.fields.get("orderid"), call.client_orderid)
+    """The transaction as it is now.
+
+    What is due is done first, so polling sees it at once without waiting for the scheduler: when
+    this transaction is due, or when none is found yet (a recurring charge due this very moment).
+    A status of a transaction with nothing due takes no write lock.
+    """
+    login, orderid = call.merchant.login, call.fields.get("orderid")
+    try:
+        tx = engine.find(login, orderid, call.client_orderid)
+    except SimError:
+        engine.run_due()
+        tx = engine.find(login, orderid, call.client_orderid)
+    if engine.is_due(tx):
+        engine.run_due()
+        tx = engine.tx(tx["orderid"])
     return Result(ResponseKind.STATUS, tx)
 
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from toolkit.money import from_minor_units
 from toolkit.operations import ResponseKind
-from toolkit.simulator.cards import amount_plan
-from toolkit.simulator.engine import Call, Engine, Result
+from toolkit.simulator.engine import FAILED, FAILED_SQL, Call, Engine, Result
 from toolkit.simulator.errors import field_error, state_error
+from toolkit.simulator.plans import CARD_COLUMNS, amount_plan, card_values, plan_of
 from toolkit.simulator.store import Row
+from toolkit.testdata.outcomes import AMOUNT_RULES
 
 DESTINATIONS = ("destination-card-no", "credit_card_number")
+INSUFFICIENT_FUNDS = AMOUNT_RULES["13"]  # also a payout above the balance (behaviour section 6)
 
 
 def balance(engine: Engine, login: str) -> int:
@@ -34,51 +36,53 @@ def _check_currency(engine: Engine, call: Call) -> None:
 def _destination(fields: dict[str, str]) -> dict[str, str]:
     """Masked destination card columns (the PAN itself is never stored)."""
     number = next((fields[name] for name in DESTINATIONS if fields.get(name)), "")
-    return Engine.card_values({**fields, "credit_card_number": number}) if number else {}
+    return card_values({**fields, "credit_card_number": number}) if number else {}
 
 
-def payout_plan(engine: Engine, tx: Row, *, reserve: bool = True) -> dict[str, str]:
-    """Amount rule, then the balance: declined when the payout exceeds it; reserved unless declined.
+def plan_payout(engine: Engine, tx: Row, *, reserve: bool = True) -> Row:
+    """Amount rule, then the balance: declined when the payout exceeds it; with ``reserve``, held unless declined.
 
-    A payout whose amount plans ``unknown`` is reserved too (it may still go out), so it must fit.
+    A payout whose amount plans ``unknown`` is held too (it may still go out), so it must fit.
     """
-    amount = str(from_minor_units(tx["amount_minor"], tx["currency"]))
-    plan = amount_plan(amount, tx["currency"])
+    currency = tx["currency"]
+    amount = str(from_minor_units(tx["amount_minor"], currency))
+    plan = amount_plan(amount, currency)
     available = balance(engine, tx["login"])
     if plan["plan_status"] != "declined" and tx["amount_minor"] > available:
-        money = f"{from_minor_units(available, tx['currency'])} {tx['currency']}"
-        plan = {
-            "plan_status": "declined",
-            "plan_code": "51",
-            "plan_message": f"Insufficient funds: payout {amount} {tx['currency']} exceeds the balance {money}",
-        }
+        money = f"{from_minor_units(available, currency)} {currency}"
+        plan = plan_of(INSUFFICIENT_FUNDS)
+        plan["plan_message"] += f": payout {amount} {currency} exceeds the balance {money}"
+    tx = engine.update(tx, **plan)
     if reserve and plan["plan_status"] != "declined":
-        engine.store.execute(
-            "UPDATE merchants SET payout_balance_minor=payout_balance_minor-? WHERE login=?",
-            (tx["amount_minor"], tx["login"]),
-        )
-    return plan
+        tx = _hold(engine, tx, True)
+    return tx
 
 
-def release_on_decline(engine: Engine, tx: Row) -> None:
-    """A reserved payout that ends declined gives its amount back (final hook)."""
-    declined = tx["status"] in ("declined", "error", "filtered")
-    if tx["kind"] in ("payout", "payout-pay") and declined and engine.extra(tx).get("reserved"):
-        engine.store.execute(
-            "UPDATE merchants SET payout_balance_minor=payout_balance_minor+? WHERE login=?",
-            (tx["amount_minor"], tx["login"]),
-        )
+def _hold(engine: Engine, tx: Row, held: bool) -> Row:
+    """Take the payout's amount from the balance (``held``) or give it back; recorded as ``extra.reserved``."""
+    change = -tx["amount_minor"] if held else tx["amount_minor"]
+    engine.store.execute(
+        "UPDATE merchants SET payout_balance_minor=payout_balance_minor+? WHERE login=?", (change, tx["login"])
+    )
+    return engine.set_extra(tx, reserved=held)
+
+
+def keep_balance(engine: Engine, tx: Row) -> None:
+    """Final hook: a held payout that ends declined, filtered or error gives its amount back, once.
+
+    A status forced later (control API) moves the money again: back to approved holds it anew.
+    A payout that was never held (declined when planned, or a payout-check) moves nothing.
+    """
+    extra, going_out = engine.extra(tx), tx["status"] not in FAILED
+    if "reserved" in extra and extra["reserved"] != going_out:
+        _hold(engine, tx, going_out)
 
 
 def _payout(engine: Engine, call: Call, kind: str, *, reserve: bool) -> Result:
     _check_currency(engine, call)
     with engine.store.transaction():
         tx = engine.new_tx(call, kind, **_destination(call.fields))
-        plan = payout_plan(engine, tx, reserve=reserve)
-        tx = engine.update(tx, **plan)
-        if reserve and plan["plan_status"] != "declined":
-            tx = engine.set_extra(tx, reserved=True)
-        tx = engine.schedule(tx)
+        tx = engine.schedule(plan_payout(engine, tx, reserve=reserve))
     return Result(ResponseKind.ASYNC, tx)
 
 
@@ -101,38 +105,21 @@ def payout_pay(engine: Engine, call: Call) -> Result:
         if check["status"] != "approved":
             raise state_error(f"payout-check orderid {check['orderid']} is {check['status']}, not approved")
         paid = engine.store.one(
-            "SELECT orderid FROM transactions WHERE parent=? AND kind='payout-pay' "
-            "AND status NOT IN ('declined','error')",
+            f"SELECT orderid FROM transactions WHERE parent=? AND kind='payout-pay' AND status NOT IN {FAILED_SQL}",
             (check["orderid"],),
         )
         if paid:
             raise state_error(f"payout-check orderid {check['orderid']} was already paid by orderid {paid['orderid']}")
-        columns = {
-            k: check[k]
-            for k in (
-                "amount_minor",
-                "currency",
-                "card_bin",
-                "card_last4",
-                "card_type",
-                "card_exp_month",
-                "card_exp_year",
-                "cardholder",
-            )
-        }
+        columns = {k: check[k] for k in ("amount_minor", "currency", *CARD_COLUMNS)}
         tx = engine.new_tx(call, "payout-pay", parent=check["orderid"], **columns)
-        plan = payout_plan(engine, tx)
-        tx = engine.update(tx, **plan)
-        if plan["plan_status"] != "declined":
-            tx = engine.set_extra(tx, reserved=True)
-        tx = engine.schedule(tx)
+        tx = engine.schedule(plan_payout(engine, tx))
     return Result(ResponseKind.ASYNC, tx)
 
 
 def transfer(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
         plan = amount_plan(call.fields["amount"], call.fields["currency"])
-        tx = engine.schedule(engine.new_tx(call, "transfer", **Engine.card_values(call.fields), **plan))
+        tx = engine.schedule(engine.new_tx(call, "transfer", **card_values(call.fields), **plan))
     return Result(ResponseKind.ASYNC, tx)
 
 
@@ -148,4 +135,4 @@ def install(engine: Engine) -> None:
     engine.register("payout_pay", payout_pay)
     engine.register("transfer", transfer)
     engine.register("pan_eligibility_send", pan_eligibility_send)
-    engine.final_hooks.append(lambda tx: release_on_decline(engine, tx))
+    engine.final_hooks.append(lambda tx: keep_balance(engine, tx))

@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass
 from datetime import date
 
-from toolkit.fields import luhn_ok
+from toolkit.fields import ascii_digits, luhn_ok
 from toolkit.masking import CVV_MASK, mask_pan
 from toolkit.testdata.outcomes import EXAMPLE_CARDS, THREE_DS_V1_CARDS, CardOutcome, card_outcome, outcome_for_cvv
 
@@ -73,7 +73,7 @@ def card_for(
     """
     outcome = card_outcome(outcome_name)
     number = number or EXAMPLE_CARDS[0]
-    if not (number.isdigit() and luhn_ok(number)):
+    if not (ascii_digits(number) and luhn_ok(number)):
         raise ValueError(f"card number {mask_pan(number)} is not Luhn-valid: the sandbox would refuse it")
     month, year = future_expiry(today)
     return Card(number, month, year, outcome.cvv2, holder)
@@ -86,7 +86,7 @@ def three_ds_v1_card(index: int = 0, *, holder: str = DEFAULT_HOLDER, today: dat
 
 def random_card_number(bin: str = "444455", length: int = 16, *, rng: random.Random | None = None) -> str:
     """A Luhn-valid number starting with ``bin`` (the sandbox accepts any Luhn-valid number)."""
-    if not bin.isdigit() or not 12 <= length <= 19 or len(bin) >= length:
+    if not ascii_digits(bin) or not 12 <= length <= 19 or len(bin) >= length:
         raise ValueError(f"bin {bin!r}, length {length}: the bin must be digits, the length 12 to 19 and longer")
     rng = rng or random.SystemRandom()
     body = bin + "".join(rng.choice("0123456789") for _ in range(length - len(bin) - 1))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from decimal import Decimal
 
-from toolkit.fields import FIELDS
+from toolkit.fields import wire_name
 from toolkit.operations import OPERATIONS, ResponseKind
 from toolkit.testdata.cards import Card, card_for, future_expiry, random_card_number
 from toolkit.testdata.outcomes import amount_for_currency
@@ -27,7 +27,6 @@ DEFAULT_AMOUNT = Decimal("10.42")
 DEFAULT_CURRENCY = "EUR"
 DEFAULT_ORDER_DESC = "gatekit test order"
 DEFAULT_REDIRECT_URL = "https://merchant.example/return"  # give CallbackReceiver.redirect_url in real flows
-_WIRE_NAMES = {spec.python_name: name for name, spec in FIELDS.items()}
 
 
 def build_fields(
@@ -36,7 +35,7 @@ def build_fields(
     """Keep the fields ``operation`` knows, then apply ``overrides`` (None removes a field)."""
     known = set(OPERATIONS[operation].fields)
     merged: dict[str, Override] = {name: value for name, value in candidate.items() if name in known}
-    merged.update({_WIRE_NAMES.get(name, name): value for name, value in overrides.items()})
+    merged.update({wire_name(name): value for name, value in overrides.items()})
     return {name: _value(name, value) for name, value in merged.items() if value is not None}
 
 
@@ -47,20 +46,26 @@ def _value(name: str, value: object) -> str | Decimal:
     return value if isinstance(value, Decimal) else str(value)
 
 
-def _card_order(
-    operation: str, outcome: str, amount: Decimal, currency: str, payer: Payer | None, card: Card | None
-) -> OrderFields:
-    """The candidate fields of a card order: payer, card (its CVV2 chooses the outcome), money."""
-    payer = payer or new_payer()
-    card = card or card_for(outcome, holder=payer.full_name.upper())
+def _order(amount: Decimal, currency: str) -> OrderFields:
+    """What every order starts with: a fresh ``client_orderid``, a description and the money."""
     return {
         "client_orderid": new_client_orderid(),
         "order_desc": DEFAULT_ORDER_DESC,
         "amount": amount,
         "currency": currency,
-        **payer.fields(),
-        **card.fields(),
     }
+
+
+def _card_order(outcome: str, amount: Decimal, currency: str, payer: Payer | None, card: Card | None) -> OrderFields:
+    """The candidate fields of a card order: payer, card (its CVV2 chooses the outcome), money."""
+    payer = payer or new_payer()
+    card = card or card_for(outcome, holder=payer.full_name.upper())
+    return {**_order(amount, currency), **payer.fields(), **card.fields()}
+
+
+def _chosen_amount(outcome: str, amount: Decimal | None, currency: str) -> Decimal:
+    """The given amount, or one whose minor units choose ``outcome`` (card-less orders)."""
+    return amount if amount is not None else amount_for_currency(outcome, currency)
 
 
 def sale_fields(
@@ -72,7 +77,7 @@ def sale_fields(
     **overrides: Override,
 ) -> OrderFields:
     """A ``sale`` that ends in ``outcome`` (a card outcome name); a given ``card`` wins over ``outcome``."""
-    return build_fields("sale", _card_order("sale", outcome, amount, currency, payer, card), overrides)
+    return build_fields("sale", _card_order(outcome, amount, currency, payer, card), overrides)
 
 
 def preauth_fields(
@@ -84,14 +89,14 @@ def preauth_fields(
     **overrides: Override,
 ) -> OrderFields:
     """A ``preauth``: the same fields as a sale."""
-    return build_fields("preauth", _card_order("preauth", outcome, amount, currency, payer, card), overrides)
+    return build_fields("preauth", _card_order(outcome, amount, currency, payer, card), overrides)
 
 
 def verification_fields(
     outcome: str = "approved", payer: Payer | None = None, card: Card | None = None, **overrides: Override
 ) -> OrderFields:
     """An ``account_verification`` (zero amount: no amount, no currency)."""
-    candidate = _card_order("account_verification", outcome, DEFAULT_AMOUNT, DEFAULT_CURRENCY, payer, card)
+    candidate = _card_order(outcome, DEFAULT_AMOUNT, DEFAULT_CURRENCY, payer, card)
     return build_fields("account_verification", candidate, overrides)
 
 
@@ -114,14 +119,7 @@ def form_fields(
     if name not in FORM_OPERATIONS:
         raise ValueError(f"{operation!r} is not a hosted-form operation; use one of {', '.join(FORM_OPERATIONS)}")
     payer = payer or new_payer()
-    candidate: OrderFields = {
-        "client_orderid": new_client_orderid(),
-        "order_desc": DEFAULT_ORDER_DESC,
-        "amount": amount,
-        "currency": currency,
-        "redirect_url": DEFAULT_REDIRECT_URL,
-        **payer.fields(),
-    }
+    candidate = {**_order(amount, currency), "redirect_url": DEFAULT_REDIRECT_URL, **payer.fields()}
     return build_fields(name, candidate, overrides)
 
 
@@ -140,13 +138,8 @@ def payout_fields(
     """
     month, year = future_expiry()
     card = card or Card(random_card_number(), month, year, cvv2="")
-    candidate: OrderFields = {
-        "client_orderid": new_client_orderid(),
-        "order_desc": DEFAULT_ORDER_DESC,
-        "amount": amount if amount is not None else amount_for_currency(outcome, currency),
-        "currency": currency,
-        **{name: value for name, value in card.fields().items() if name != "cvv2"},
-    }
+    card_fields = {name: value for name, value in card.fields().items() if name != "cvv2"}
+    candidate = {**_order(_chosen_amount(outcome, amount, currency), currency), **card_fields}
     return build_fields(operation, candidate, overrides)
 
 
@@ -158,13 +151,7 @@ def rebill_fields(
     **overrides: Override,
 ) -> OrderFields:
     """A ``make_rebill`` of a stored card; the amount chooses the outcome unless given."""
-    candidate: OrderFields = {
-        "client_orderid": new_client_orderid(),
-        "cardrefid": str(cardrefid),
-        "order_desc": DEFAULT_ORDER_DESC,
-        "amount": amount if amount is not None else amount_for_currency(outcome, currency),
-        "currency": currency,
-    }
+    candidate = {**_order(_chosen_amount(outcome, amount, currency), currency), "cardrefid": str(cardrefid)}
     return build_fields("make_rebill", candidate, overrides)
 
 
@@ -179,12 +166,9 @@ def recurring_fields(
     **overrides: Override,
 ) -> OrderFields:
     """A ``create_recurring_payment`` on a stored card; every charge's amount chooses its outcome."""
-    candidate: OrderFields = {
-        "client_orderid": new_client_orderid(),
+    candidate = {
+        **_order(_chosen_amount(outcome, amount, currency), currency),
         "cardrefid": str(cardrefid),
-        "order_desc": DEFAULT_ORDER_DESC,
-        "amount": amount if amount is not None else amount_for_currency(outcome, currency),
-        "currency": currency,
         "period": period,
         "interval": str(interval),
     }

@@ -15,7 +15,6 @@ from toolkit.models import Status
 from toolkit.money import from_minor_units, to_minor_units
 
 CHALLENGE_PASSWORD = "hint"  # the 3-D Secure challenge password that approves
-METHOD_TIMEOUT_SECONDS = 10  # spec section 8: threeDSCompInd N when not completed within 10 s
 
 
 @dataclass(frozen=True)
@@ -108,16 +107,24 @@ def outcome_for_amount(amount: Decimal | str, currency: str) -> AmountOutcome:
     return AMOUNT_RULES.get(minor[-2:], AMOUNT_APPROVED)
 
 
-def amount_for(outcome: str, base: Decimal = Decimal("10")) -> Decimal:
-    """An amount that gives ``outcome`` (``approved``, ``insufficient-funds``, ``unknown``)."""
+_APPROVED_ENDING = 42  # any other ending approves; 42 is the one the builders use (10.42)
+
+
+def _ending(outcome: str) -> int:
+    """The last two digits of the minor units that give ``outcome``; KeyError lists the outcomes."""
     for ending, rule in AMOUNT_RULES.items():
         if rule.name == outcome:
-            return base + Decimal(ending) / 100
+            return int(ending)
     if outcome == AMOUNT_APPROVED.name:
-        return base + Decimal("0.42")
+        return _APPROVED_ENDING
     raise KeyError(
         f"unknown amount outcome {outcome!r}; known: approved, {', '.join(r.name for r in AMOUNT_RULES.values())}"
     )
+
+
+def amount_for(outcome: str, base: Decimal = Decimal("10")) -> Decimal:
+    """An amount that gives ``outcome`` (``approved``, ``insufficient-funds``, ``unknown``), two decimals."""
+    return base + Decimal(_ending(outcome)) / 100
 
 
 # --- 3-D Secure 1.0.2 test cards (behaviour section 6, [gw]) ------------------------------------
@@ -160,5 +167,4 @@ def amount_for_currency(outcome: str, currency: str) -> Decimal:
 
     ``insufficient-funds``: 10.13 EUR, 1013 JPY, 1.013 KWD; ``approved``: 10.42 EUR, 1042 JPY.
     """
-    ending = int(amount_for(outcome).scaleb(2)) % 100
-    return from_minor_units(1000 + ending, currency)
+    return from_minor_units(1000 + _ending(outcome), currency)

@@ -1,0 +1,51 @@
+"""What a new transaction is planned with: its card columns and its outcome (behaviour section 6).
+
+The decision is made when the transaction is created (``plan_*`` columns) and carried out later
+(``Engine.decide``): CVV2 chooses for cards, the amount for card-less operations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+from toolkit.fields import card_brand
+from toolkit.models import Status
+from toolkit.testdata.outcomes import outcome_for_amount
+
+# What a transaction keeps of a card: never the PAN or CVV (``card_values``).
+CARD_COLUMNS = ("card_bin", "card_last4", "card_type", "card_exp_month", "card_exp_year", "cardholder")
+
+
+def card_values(fields: Mapping[str, str]) -> dict[str, str]:
+    """The ``CARD_COLUMNS`` of a request's card: BIN, last four, brand, expiry, holder."""
+    number = fields.get("credit_card_number", "")
+    return {
+        "card_bin": number[:6],
+        "card_last4": number[-4:],
+        "card_type": card_brand(number),
+        "card_exp_month": fields.get("expire_month", ""),
+        "card_exp_year": fields.get("expire_year", ""),
+        "cardholder": fields.get("card_printed_name", ""),
+    }
+
+
+class Outcome(Protocol):
+    """What the outcome tables give (``CardOutcome``, ``AmountOutcome``): status and error."""
+
+    @property
+    def status(self) -> Status: ...
+    @property
+    def error_code(self) -> str: ...
+    @property
+    def error_message(self) -> str: ...
+
+
+def plan_of(outcome: Outcome) -> dict[str, str]:
+    """The ``plan_*`` columns of a transaction: the outcome it will be decided with."""
+    return {"plan_status": outcome.status.value, "plan_code": outcome.error_code, "plan_message": outcome.error_message}
+
+
+def amount_plan(amount: str, currency: str) -> dict[str, str]:
+    """The plan of a card-less transaction (rebill, recurring charge, payout, transfer): the amount decides."""
+    return plan_of(outcome_for_amount(amount, currency))
