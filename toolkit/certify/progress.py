@@ -89,10 +89,11 @@ class Progress:
         self.stream.flush()
 
     def summary(self) -> str:
-        lines = ["", "", "Flow".ljust(64) + "verdict  passed  failed  skipped"]
+        width = max((len(name) for name in self.flows), default=4) + 2
+        lines = ["", "", "Flow".ljust(width) + "verdict  passed  failed  skipped"]
         for name, result in sorted(self.flows.items()):
             lines.append(
-                f"{name[:62].ljust(64)}{result.verdict:7}  {result.passed:6}  {result.failed:6}  {result.skipped:7}"
+                f"{name.ljust(width)}{result.verdict:7}  {result.passed:6}  {result.failed:6}  {result.skipped:7}"
             )
         failures = [failure for result in self.flows.values() for failure in result.failures]
         if failures:

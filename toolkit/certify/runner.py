@@ -45,6 +45,8 @@ def pytest_args(options: CertifyOptions, root: Path) -> list[str]:
         f"--junitxml={options.reports / 'junit.xml'}",
         "-p", "no:terminal",
         "-p", "toolkit.certify.progress",
+        # allure-pytest-bdd, when a merchant's environment has it, registers --alluredir beside allure-pytest
+        "-p", "no:allure_pytest_bdd",
     ]  # fmt: skip
     if options.config_file:
         args.append(f"--gateway-config={options.config_file}")
