@@ -35,6 +35,8 @@ GATEWAY_FLAGS = {
     "--private-key-passphrase": "private_key_passphrase",
 }
 
+SECRET_FLAGS = {"control_key", "private_key_passphrase"}
+
 
 class UsageError(Exception):
     """A command line that cannot be carried out (exit status 2)."""
@@ -45,7 +47,9 @@ def add_gateway_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("gateway", "override the profile and the GATEWAY_* environment variables")
     group.add_argument("--profile", help="simulator, sandbox or a [profiles.NAME] of gatekit.toml (GATEKIT_PROFILE)")
     for flag, setting in GATEWAY_FLAGS.items():
-        group.add_argument(flag, dest=setting, metavar=setting.upper(), help=f"instead of {ENV_VARS[setting]}")
+        caution = " (a flag shows in ps and shell history: prefer the variable)" if setting in SECRET_FLAGS else ""
+        help_text = f"instead of {ENV_VARS[setting]}{caution}"
+        group.add_argument(flag, dest=setting, metavar=setting.upper(), help=help_text)
     group.add_argument("--use-group", action="store_true", help="address the endpoint group instead of the endpoint")
     group.add_argument(
         "--no-validate", action="store_true", help="skip the client's checks: send what the gateway should refuse"
