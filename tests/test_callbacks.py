@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from toolkit.callbacks import CallbackReceiver, CallbackTimeout, Received
+from toolkit.callbacks import CallbackReceiver, CallbackTimeout, Received, forwarded_callback_url
 from toolkit.client import GatewayClient
 from toolkit.commands import listen as listen_command
 from toolkit.config import PollSchedule, simulator_config
@@ -497,3 +497,10 @@ def test_gatekit_listen_stops_cleanly_on_a_signal(signum):
         process.wait()
         reader.join(5)
         process.stdout.close()
+
+
+def test_a_forwarded_receiver_is_called_back_under_the_public_url():
+    assert (
+        forwarded_callback_url("https://hooks.acme.example/gateway/") == "https://hooks.acme.example/gateway/callback"
+    )
+    assert forwarded_callback_url(None) is None and forwarded_callback_url("") is None

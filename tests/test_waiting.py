@@ -48,6 +48,15 @@ def test_deadline_exceeded_raises_with_every_attempt(server, client):
     assert f"order 8056020: no final status within 0.1s after {len(attempts)} polls (last: processing)" in str(error)
 
 
+def test_a_timeout_names_what_the_wait_was_for(server, client):
+    server.reply(status("processing"))
+    quick = PollSchedule((0.01,), deadline=0.05)
+    with pytest.raises(WaitTimeout, match=r"order 8056020: no unknown or final status within 0.05s"):
+        client.wait_for(Status.UNKNOWN, ORDER, schedule=quick)
+    with pytest.raises(WaitTimeout, match=r"order 8056020: no payer step or final status within 0.05s"):
+        client.wait_for_payer_or_final(ORDER, schedule=quick)
+
+
 def test_a_waker_ends_a_long_wait_early(server, client):
     server.reply(status("processing"), status("approved"))
     waker = threading.Event()

@@ -271,11 +271,15 @@ class GatewayClient:
         client_orderid: str | None = None,
         orderid: str | None = None,
         until: Callable[[StatusResponse], bool] = lambda r: r.is_final,
+        awaiting: str = "final status",
         schedule: PollSchedule | None = None,
         waker: Waker | None = None,
         on_attempt: Callable[[PollAttempt], None] | None = None,
     ) -> StatusResponse:
-        """Poll ``status`` until ``until`` holds, on the profile's schedule (or ``schedule``)."""
+        """Poll ``status`` until ``until`` holds, on the profile's schedule (or ``schedule``).
+
+        ``awaiting`` says what ``until`` waits for, for the WaitTimeout message.
+        """
         client_orderid = client_orderid or (order.client_orderid if order else None)
         orderid = orderid or (order.orderid if order else None)
         if not client_orderid:
@@ -291,6 +295,7 @@ class GatewayClient:
             waker=waker,
             on_attempt=on_attempt,
             describe=f"order {orderid or client_orderid}",
+            awaiting=awaiting,
         )
 
     def wait_for_final_status(self, order: AsyncResponse | None = None, **kwargs: Any) -> StatusResponse:
@@ -299,11 +304,18 @@ class GatewayClient:
 
     def wait_for_payer_or_final(self, order: AsyncResponse | None = None, **kwargs: Any) -> StatusResponse:
         """Wait until the payer must act (3-D Secure ``html``/``redirect-to``) or the status is final."""
-        return self.wait_for_status(order, until=lambda r: r.is_final or r.needs_payer, **kwargs)
+        return self.wait_for_status(
+            order, until=lambda r: r.is_final or r.needs_payer, awaiting="payer step or final status", **kwargs
+        )
 
     def wait_for(self, status: Status, order: AsyncResponse | None = None, **kwargs: Any) -> StatusResponse:
         """Wait for one particular status, e.g. ``Status.UNKNOWN`` (stops early on a final one)."""
-        return self.wait_for_status(order, until=lambda r: r.status is status or r.is_final, **kwargs)
+        return self.wait_for_status(
+            order,
+            until=lambda r: r.status is status or r.is_final,
+            awaiting=f"{status.value} or final status",
+            **kwargs,
+        )
 
     # --- one method per operation (toolkit.operations) -------------------------------------------
 

@@ -52,9 +52,12 @@ def wait_for_status(
     waker: Waker | None = None,
     on_attempt: Callable[[PollAttempt], None] | None = None,
     describe: str = "order",
+    awaiting: str = "final status",
     clock: Callable[[], float] = time.monotonic,
 ) -> StatusResponse:
     """Poll until ``until(response)`` holds; WaitTimeout with every attempt after the deadline.
+
+    ``awaiting`` names what ``until`` waits for, in the timeout's message ("no {awaiting} within ...").
 
     Transport errors and 500s during the wait are reported as attempts and polled through.
     """
@@ -81,7 +84,7 @@ def wait_for_status(
         if remaining <= 0:
             last = attempts[-1]
             raise WaitTimeout(
-                f"{describe}: no final status within {schedule.deadline:g}s after {len(attempts)} polls "
+                f"{describe}: no {awaiting} within {schedule.deadline:g}s after {len(attempts)} polls "
                 f"(last: {last.status.value if last.status else last.error})",
                 operation="status",
                 attempts=attempts,

@@ -5,7 +5,16 @@ as a test tells it to (``fail_next``, ``delay_next``), and wakes waiters the mom
 """
 
 from toolkit.callbacks.inbox import CallbackTimeout, OrderWaker
-from toolkit.callbacks.receiver import CallbackReceiver
+from toolkit.callbacks.receiver import CallbackReceiver, forwarded_callback_url
 from toolkit.callbacks.records import CALLBACK, REDIRECT, Received, mask_params
 
-__all__ = ["CALLBACK", "REDIRECT", "CallbackReceiver", "CallbackTimeout", "OrderWaker", "Received", "mask_params"]
+__all__ = [
+    "CALLBACK",
+    "REDIRECT",
+    "CallbackReceiver",
+    "CallbackTimeout",
+    "OrderWaker",
+    "Received",
+    "forwarded_callback_url",
+    "mask_params",
+]

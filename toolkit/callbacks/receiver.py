@@ -30,6 +30,12 @@ from toolkit.signing import verify_callback_control
 Observer = Callable[[Received], None]
 
 
+def forwarded_callback_url(public_url: str | None) -> str | None:
+    """The ``server_callback_url`` for a receiver behind a public URL that forwards to its port (a
+    profile's ``callback_url``), or None when there is none: the gateway then cannot call back."""
+    return f"{public_url.rstrip('/')}/{CALLBACK}" if public_url else None
+
+
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 

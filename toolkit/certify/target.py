@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit import demo
-from toolkit.callbacks import CallbackReceiver
+from toolkit.callbacks import CallbackReceiver, forwarded_callback_url
 from toolkit.config import GatewayConfig, load_config
 from toolkit.simcontrol import SimulatorControl
 from toolkit.simulator.server import SimulatorServer
@@ -61,9 +61,7 @@ class GatewayTarget:
         """Where the gateway can call the receiver back, or None when it cannot reach this machine."""
         if self.is_simulator:
             return self.receiver.callback_url
-        if self.config.callback_url:
-            return self.config.callback_url.rstrip("/") + "/callback"
-        return None
+        return forwarded_callback_url(self.config.callback_url)
 
     def stop(self) -> None:
         self.receiver.stop()

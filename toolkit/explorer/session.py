@@ -13,7 +13,7 @@ import threading
 from typing import Any
 from urllib.parse import urlsplit
 
-from toolkit.callbacks import CallbackReceiver
+from toolkit.callbacks import CallbackReceiver, forwarded_callback_url
 from toolkit.client import GatewayClient
 from toolkit.config import GatewayConfig, load_config
 from toolkit.exchange import Exchange
@@ -79,10 +79,7 @@ class GatewaySession:
         loopback = (urlsplit(config.base_url).hostname or "") in _LOOPBACK
         port = 0 if loopback else int(os.environ.get("GATEKIT_CALLBACK_PORT", "0"))
         receiver = CallbackReceiver(config.control_key, port=port).start()
-        if loopback:
-            callback_url: str | None = receiver.callback_url
-        else:
-            callback_url = config.callback_url.rstrip("/") + "/callback" if config.callback_url else None
+        callback_url = receiver.callback_url if loopback else forwarded_callback_url(config.callback_url)
         return cls(config, receiver=receiver, callback_url=callback_url, control=_probe_control(config, loopback))
 
     def stop(self) -> None:
