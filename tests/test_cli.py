@@ -450,3 +450,17 @@ def test_certify_without_a_suite_is_a_usage_error_on_stderr(capsys, monkeypatch,
     code, out, err = run(capsys, "certify", "--no-html", "--results", str(tmp_path / "r"))
     assert (code, out) == (2, "")
     assert err.startswith("gatekit certify: no features/ and steps/ under ") and "GATEKIT_SUITE" in err
+
+
+def test_the_help_of_secret_flags_says_to_prefer_the_environment(capsys):
+    code, out, _ = run(capsys, "call", "--help")
+    assert code == 0
+    help_text = " ".join(out.split())
+    for flag, variable in (
+        ("--control-key", "GATEWAY_CONTROL_KEY"),
+        ("--private-key-passphrase", "GATEWAY_PRIVATE_KEY_PASSPHRASE"),
+    ):
+        metavar = flag[2:].upper().replace("-", "_")
+        described = help_text.rsplit(f"{flag} {metavar}", 1)[1]  # the last one: the options list, not the usage
+        assert described.strip().startswith(f"instead of {variable} (a flag shows in ps and shell history")
+    assert "instead of GATEWAY_LOGIN (" not in help_text

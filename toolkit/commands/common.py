@@ -35,7 +35,7 @@ GATEWAY_FLAGS = {
     "--private-key-passphrase": "private_key_passphrase",
 }
 
-SECRET_FLAGS = {"control_key", "private_key_passphrase"}
+SECRET_SETTINGS = {"control_key", "private_key_passphrase"}
 
 
 class UsageError(Exception):
@@ -47,7 +47,7 @@ def add_gateway_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("gateway", "override the profile and the GATEWAY_* environment variables")
     group.add_argument("--profile", help="simulator, sandbox or a [profiles.NAME] of gatekit.toml (GATEKIT_PROFILE)")
     for flag, setting in GATEWAY_FLAGS.items():
-        caution = " (a flag shows in ps and shell history: prefer the variable)" if setting in SECRET_FLAGS else ""
+        caution = " (a flag shows in ps and shell history: prefer the variable)" if setting in SECRET_SETTINGS else ""
         help_text = f"instead of {ENV_VARS[setting]}{caution}"
         group.add_argument(flag, dest=setting, metavar=setting.upper(), help=help_text)
     group.add_argument("--use-group", action="store_true", help="address the endpoint group instead of the endpoint")

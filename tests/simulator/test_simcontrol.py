@@ -23,20 +23,8 @@ ANSWER = {"merchants": [], "entries": [], "callbacks": [], "settled": 1, "cleare
 
 @pytest.fixture
 def recorder() -> Iterator[RecordingServer]:
+    """A recording server at the root URL; ``server`` (the simulator) and ``control`` come from conftest.py."""
     with RecordingServer(prefix="") as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def sim() -> Iterator[SimulatorServer]:
-    with SimulatorServer() as running:
-        yield running
-
-
-@pytest.fixture
-def control(sim: SimulatorServer) -> Iterator[SimulatorControl]:
-    with sim.control() as running:
-        running.reset()
         yield running
 
 
@@ -146,8 +134,8 @@ def test_unknown_orderid_is_404(control: SimulatorControl) -> None:
     assert (caught.value.http_status, caught.value.field) == (404, "orderid")
 
 
-def test_round_trip_on_a_simulator(sim: SimulatorServer, control: SimulatorControl) -> None:
-    assert control.root_url == sim.root_url
+def test_round_trip_on_a_simulator(server: SimulatorServer, control: SimulatorControl) -> None:
+    assert control.root_url == server.root_url
     assert control.health()["status"] == "ok"
     assert [m["login"] for m in control.merchants()] == [demo.LOGIN]
     before = control.clock()
