@@ -79,11 +79,9 @@ class Merchant:
     # --- sending orders ---------------------------------------------------------------------------
 
     def _urls(self, tag: str) -> dict[str, str]:
-        urls = {}
+        urls = self._callback()
         if self.receiver is not None:
             urls["redirect_url"] = self.receiver.redirect_url_for(tag)
-        if self.callback_url:
-            urls["server_callback_url"] = self.callback_url
         return urls
 
     def _send(self, operation: str, fields: dict[str, Any], card: Card | None = None) -> Order:
@@ -120,9 +118,7 @@ class Merchant:
         fields: dict[str, Any] = {"client_orderid": order.client_orderid, "orderid": order.orderid}
         if amount is not None:
             fields.update(amount=amount, currency=order.fields.get("currency", "EUR"))
-        if self.callback_url:
-            fields["server_callback_url"] = self.callback_url
-        return self._send(operation, fields)
+        return self._send(operation, {**fields, **self._callback()})
 
     def card_ref(self, order: Order, version: str = "v2") -> CardRefResponse:
         operation = "create_card_ref_v4" if version == "v4" else "create_card_ref"
@@ -190,6 +186,7 @@ class Merchant:
         return self.client.wait_for_status(
             order.ack,
             until=lambda r: r.is_final or r.needs_payer or r.status is Status.UNKNOWN,
+            awaiting="final, payer step or unknown status",
             **self._waiting(order),
         )
 
