@@ -111,10 +111,12 @@ def test_send_shows_request_signature_response_and_timeline(panel: Explorer):
 
 
 def test_new_test_data_gives_a_new_payer_and_order_id(panel: Explorer):
-    before = (panel.inputs["client_orderid"].value, panel.inputs["email"].value)
+    payer = ("first_name", "last_name", "email", "address1", "phone")
+    before = {name: panel.inputs[name].value for name in ("client_orderid", *payer)}
     panel.new_data_button.click()
-    after = (panel.inputs["client_orderid"].value, panel.inputs["email"].value)
-    assert after[0] != before[0] and after[1].endswith((".com", ".org", ".net"))
+    after = {name: panel.inputs[name].value for name in ("client_orderid", *payer)}
+    assert after["client_orderid"] != before["client_orderid"] and after["email"].endswith((".com", ".org", ".net"))
+    assert [after[name] for name in payer] != [before[name] for name in payer]
 
 
 def test_a_field_edited_in_the_panel_is_sent_and_noted_in_the_export(panel: Explorer):

@@ -163,7 +163,8 @@ def test_timeline_of_an_order_holds_its_requests_polls_callbacks_and_follow_ups(
     assert any(event.operation == "return" for event in view.events)
     assert all(event.concerns(order.orderid, order.client_orderid) for event in view.events)
     assert "sale 10.00 EUR: HTTP 200 async-response, orderid" in str(view)
-    assert len(sim.timeline_of().events) >= len(view.events)
+    everything = sim.timeline_of().events
+    assert [event for event in everything if event.concerns(order.orderid, order.client_orderid)] == view.events
 
 
 def test_timeline_collapses_repeated_polls_and_notifies_listeners():
@@ -368,9 +369,14 @@ def test_header_problems_are_reported():
     assert not stale.ok and stale.mismatch.part == "oauth_timestamp"
     in_body = diagnose_payout(good, body={**PAYOUT["body"], "oauth_nonce": "x"})
     assert in_body.findings[0].part == "oauth_nonce" and "belong in the Authorization header" in in_body.findings[0].why
+    partial = diagnose_payout('OAuth oauth_consumer_key="gatekit-demo", oauth_version="2.0"')
+    assert partial.verdict.startswith(
+        "incomplete header: oauth_signature_method, oauth_signature, oauth_timestamp, oauth_nonce missing"
+    )
+    assert any(f.part == "oauth_version" and f.found == "2.0" for f in partial.findings)
     login = diagnose("payout", PAYOUT["body"], authorization=good, url=PAYOUT["url"], login="other", control_key="k")
     assert any(f.part == "oauth_consumer_key" for f in login.findings)
-    doubled = good.replace('oauth_signature="', 'oauth_signature="').replace('%3D"', '%253D"')
+    doubled = good.replace('%3D"', '%253D"')  # the signature's Base64 padding, encoded once more
     assert diagnose_payout(doubled).verdict == "oauth_signature is encoded twice"
 
 

@@ -53,7 +53,11 @@ class BrowserPayer:
         options.binary_location = chromium
         for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={self._profile}"):
             options.add_argument(flag)
-        self.driver: Any = webdriver.Chrome(service=Service(driver), options=options)
+        try:
+            self.driver: Any = webdriver.Chrome(service=Service(driver), options=options)
+        except BaseException:  # no browser to close() later: do not leave the profile behind
+            shutil.rmtree(self._profile, ignore_errors=True)
+            raise
         self.wait = wait
 
     def close(self) -> None:
@@ -79,14 +83,22 @@ class BrowserPayer:
         self.driver.get(url)
 
     def fill_payment_page(self, card: Card, **overrides: str) -> None:
-        """Type the card into the hosted page's inputs (those it has) and press ``pay``."""
-        self._element("payment-form")
+        """Type the card into the hosted page's inputs (those it has), press ``pay`` and wait for the next page."""
+        form = self._element("payment-form")
         for name, value in {**card.fields(), **overrides}.items():
             inputs = self.driver.find_elements("id", name)
             if inputs:
                 inputs[0].clear()
                 inputs[0].send_keys(value)
         self._element("pay").click()
+        self._left(form)
+
+    def _left(self, element: Any) -> None:
+        """Wait until ``element``'s page is gone (the browser loaded what the submit answered)."""
+        from selenium.webdriver.support import expected_conditions
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(self.driver, self.wait).until(expected_conditions.staleness_of(element))
 
     def answer_challenge(self, password: str = CHALLENGE_PASSWORD) -> None:
         """Type the password on the ACS page (2.x challenge or 1.0.2) and submit it."""
@@ -94,6 +106,7 @@ class BrowserPayer:
         field.send_keys(password)
         button = "submit-challenge" if self.driver.find_elements("id", "submit-challenge") else "submit-acs"
         self._element(button).click()
+        self._left(field)
 
     def field_errors(self) -> dict[str, str]:
         elements = self.driver.find_elements("css selector", ".field-error")

@@ -53,11 +53,12 @@ class SimulatorControl:
     def _request(
         self, method: str, path: str, *, json: JSON | None = None, params: JSON | None = None, timeout: float = 0
     ) -> JSON:
-        url = f"{self.root_url}/_sim/{path}"
+        url, timeout = f"{self.root_url}/_sim/{path}", timeout or self.timeout
         try:
-            answer = self.session.request(method, url, json=json, params=params, timeout=timeout or self.timeout)
+            answer = self.session.request(method, url, json=json, params=params, timeout=timeout)
         except requests.RequestException as exc:
-            raise SimulatorControlError(f"{method} {url}: no answer ({exc.__class__.__name__})") from exc
+            why = f"no answer within {timeout:g}s" if isinstance(exc, requests.Timeout) else "no answer"
+            raise SimulatorControlError(f"{method} {url}: {why} ({exc.__class__.__name__})") from exc
         try:
             body = answer.json()
         except ValueError:

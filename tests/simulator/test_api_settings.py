@@ -204,9 +204,9 @@ BAD_SETTINGS = [
     (MERCHANT + "payout_balance = '-5'\n", "payout_balance: -5 must be zero or a positive amount"),
     (MERCHANT + "payout_balance = '1.001'\n", "amount 1.001 has more decimals than EUR allows"),
     (MERCHANT + "currency = 'XYZ'\n", "unknown currency code 'XYZ'"),
-    (MERCHANT + "rsa_public_key_file = 'missing.pem'\n", "rsa_public_key_file"),
+    (MERCHANT + "rsa_public_key_file = 'missing.pem'\n", "missing.pem: cannot read key file"),
     (MERCHANT + MERCHANT.replace("acme", "other"), "endpoint id 1 belongs to both acme and other"),
-    ("latency = [", "sim.toml"),
+    ("latency = [", "sim.toml: Invalid value"),
 ]
 
 

@@ -19,6 +19,7 @@ from toolkit.errors import ServerError, TransportError, ValidationError
 from toolkit.models import AsyncResponse
 from toolkit.simcontrol import SimulatorControl, SimulatorControlError
 from toolkit.simulator import SimulatorServer, default_settings
+from toolkit.testdata import preauth_fields, sale_fields
 
 SETTLEMENT_AFTER = 3600.0
 
@@ -30,25 +31,9 @@ def server() -> Iterator[SimulatorServer]:
         yield running
 
 
-def card_order(cvv2: str = "123", **extra: Any) -> dict[str, Any]:
-    return {
-        "client_orderid": f"ctl-{uuid.uuid4().hex[:12]}",
-        "order_desc": "control test",
-        "amount": Decimal("10.42"),
-        "currency": "EUR",
-        "email": "payer@example.com",
-        "ipaddress": "127.0.0.1",
-        "credit_card_number": "4538977399606732",
-        "card_printed_name": "JANE DOE",
-        "expire_month": "12",
-        "expire_year": "2099",
-        "cvv2": cvv2,
-        **extra,
-    }
-
-
 def sale(client: GatewayClient, cvv2: str = "123", **extra: Any) -> AsyncResponse:
-    return client.sale(card_order(cvv2, **extra))
+    """A 10.42 EUR sale on the example card 4538977399606732; the CVV2 chooses the outcome."""
+    return client.sale(sale_fields(cvv2=cvv2, **extra))
 
 
 def raw(server: SimulatorServer, method: str, path: str, **kwargs: Any) -> requests.Response:
@@ -98,7 +83,7 @@ def test_fault_waits_for_its_own_operation(client: GatewayClient, control: Simul
     sale(client)
     assert control.faults() == [plan]
     with pytest.raises(ServerError):
-        client.preauth(card_order())
+        client.preauth(preauth_fields())
     assert control.faults()[0]["remaining"] == 2
     assert control.clear_faults() == 1
     assert control.faults() == []

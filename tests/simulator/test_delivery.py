@@ -8,9 +8,7 @@ a test advances the clock.  Waiting is on events: the receiver's arrivals, or th
 from __future__ import annotations
 
 import socket
-import uuid
 from collections.abc import Iterator
-from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ from toolkit.signing import verify_callback_control
 from toolkit.simcontrol import SimulatorControl
 from toolkit.simulator import SimulatorServer, default_settings
 from toolkit.simulator.store import Store, dumps
+from toolkit.testdata import sale_fields
 
 RETRY = (60.0, 120.0)  # three attempts in all: the first, then one after each delay
 TIMEOUT = 0.5
@@ -36,20 +35,8 @@ def server() -> Iterator[SimulatorServer]:
 
 
 def sale(client: GatewayClient, callback_url: str | None, cvv2: str = "123") -> AsyncResponse:
-    return client.sale(
-        client_orderid=f"cb-{uuid.uuid4().hex[:12]}",
-        order_desc="callback test",
-        amount=Decimal("10.42"),
-        currency="EUR",
-        email="payer@example.com",
-        ipaddress="127.0.0.1",
-        credit_card_number="4538977399606732",
-        card_printed_name="JANE DOE",
-        expire_month="12",
-        expire_year="2099",
-        cvv2=cvv2,
-        server_callback_url=callback_url,
-    )
+    """A 10.42 EUR sale whose CVV2 chooses the outcome; no ``server_callback_url`` when ``callback_url`` is None."""
+    return client.sale(sale_fields(cvv2=cvv2, server_callback_url=callback_url))
 
 
 def closed_port_url() -> str:
@@ -121,6 +108,19 @@ def test_non_200_is_retried_when_the_clock_reaches_the_retry(
     assert [r.answered for r in receiver.callbacks(orderid=ack.orderid)] == [500, 500, 200]
 
 
+def test_the_log_of_all_orders_keeps_each_callbacks_own_attempts(
+    client: GatewayClient, control: SimulatorControl, receiver: CallbackReceiver
+) -> None:
+    receiver.fail_next(1)
+    first = sale(client, receiver.callback_url)
+    control.wait_for_callbacks(first.orderid, attempts=1)
+    second = sale(client, receiver.callback_url)
+    control.wait_for_callbacks(second.orderid, attempts=1)
+
+    log = {d["orderid"]: (d["state"], [a["http_status"] for a in d["attempts"]]) for d in control.callbacks()}
+    assert log == {first.orderid: ("pending", [500]), second.orderid: ("delivered", [200])}
+
+
 def test_exhausted_retries_end_failed(client: GatewayClient, control: SimulatorControl) -> None:
     ack = sale(client, closed_port_url())
     control.wait_for_callbacks(ack.orderid, attempts=1)
@@ -132,8 +132,9 @@ def test_exhausted_retries_end_failed(client: GatewayClient, control: SimulatorC
     assert delivery["state"] == "failed"
     assert delivery["next_at"] is None
     assert all(a["http_status"] is None and "ConnectionError" in a["error"] for a in delivery["attempts"])
-    control.advance_clock(3600)
-    assert len(control.callbacks(ack.orderid)[0]["attempts"]) == 3
+    control.advance_clock(3600)  # a due row would be claimed (``sending``) before this answers
+    (after,) = control.callbacks(ack.orderid)
+    assert (after["state"], len(after["attempts"])) == ("failed", 3)
 
 
 def test_timeout_counts_as_a_failed_attempt(

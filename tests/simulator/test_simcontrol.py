@@ -112,6 +112,15 @@ def test_no_answer_is_a_control_error() -> None:
     assert isinstance(caught.value.__cause__, requests.ConnectionError)
 
 
+def test_a_silent_simulator_is_a_control_error_naming_the_timeout() -> None:
+    with (
+        socket.create_server(("127.0.0.1", 0)) as silent,  # accepts connections, never answers
+        SimulatorControl(f"http://127.0.0.1:{silent.getsockname()[1]}", timeout=0.2) as control,
+        pytest.raises(SimulatorControlError, match=r"/_sim/health: no answer within 0\.2s \(ReadTimeout\)$"),
+    ):
+        control.health()
+
+
 def test_the_given_session_is_used(recorder: RecordingServer) -> None:
     recorder.reply(ANSWER)
     seen: list[int] = []

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from toolkit.config import GatewayConfig
 from toolkit.explorer.control_check import diagnose_control
 from toolkit.explorer.diagnosis import Diagnosis, Finding, body_pairs
 from toolkit.explorer.oauth_check import diagnose_oauth
+from toolkit.keys import load_public_key
 from toolkit.masking import Secret
 from toolkit.operations import AuthScheme, Operation, get_operation
 
@@ -35,12 +35,7 @@ def _public_key(
 ) -> rsa.RSAPublicKey | None:
     if public_key is None:
         return private_key.public_key() if private_key is not None else None
-    if isinstance(public_key, rsa.RSAPublicKey):
-        return public_key
-    loaded = serialization.load_pem_public_key(public_key.encode() if isinstance(public_key, str) else public_key)
-    if not isinstance(loaded, rsa.RSAPublicKey):
-        raise ValueError("the public key is not an RSA key")
-    return loaded
+    return public_key if isinstance(public_key, rsa.RSAPublicKey) else load_public_key(public_key)
 
 
 def diagnose(
@@ -63,6 +58,7 @@ def diagnose(
     ``endpoint_id`` is the merchant's endpoint; ``url`` (when given) is where the request went, and
     its id is the one the gateway uses.  ``config`` fills login, key, ids, the RSA key and the URL.
     ``now`` (epoch seconds) also checks the OAuth timestamp window (300 s, behaviour section 8).
+    ``public_key`` (RSA-SHA256) is a key, PEM text or a PEM file (``toolkit.keys.load_public_key``).
     """
     op = operation if isinstance(operation, Operation) else get_operation(operation)
     if config is not None:
@@ -70,8 +66,8 @@ def diagnose(
         control_key = control_key or config.control_key
         endpoint_id = endpoint_id or config.endpoint_id
         group_id = group_id or config.endpoint_group_id
-        if url is None and (endpoint_id or group_id):
-            url = config.base_url + op.url_path(endpoint_id=endpoint_id) if endpoint_id else None
+        if url is None and endpoint_id:
+            url = config.base_url + op.url_path(endpoint_id=endpoint_id)
         if private_key is None and public_key is None and op.auth is AuthScheme.OAUTH_RSA_SHA256:
             private_key = config.private_key
     if not login:

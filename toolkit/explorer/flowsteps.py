@@ -7,6 +7,7 @@ the order it creates until it settles, and is recorded for the exporter, refusal
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -66,8 +67,7 @@ class StepRunner:
         created = model.track(child, parent=target, select=select)
         status = model.settle(created)
         model.history.append(Action(operation, target, created, dict(child.fields)))
-        title = created.label
-        return Result(title, True, "", model.session.exchanges_since(mark), status)
+        return Result(created.label, True, "", model.session.exchanges_since(mark), status)
 
     def _sent(self, operation: str, mark: int) -> dict[str, str]:
         """The masked fields of the request that was refused."""
@@ -90,11 +90,5 @@ class StepRunner:
         result = self._attempt(
             "make_rebill", tracked, lambda: merchant.rebill(ref.card_ref_id, amount=amount), select=True
         )
-        exchanges = model.session.exchanges_since(mark)
-        return Result(
-            f"card reference {ref.card_ref_id}, then {result.title}",
-            result.ok,
-            result.message,
-            exchanges,
-            result.status,
-        )
+        title = f"card reference {ref.card_ref_id}, then {result.title}"
+        return replace(result, title=title, exchanges=model.session.exchanges_since(mark))

@@ -15,9 +15,10 @@ from decimal import Decimal
 from typing import Literal
 
 from toolkit.fields import FIELDS, Kind
+from toolkit.masking import mask_pan
 from toolkit.operations import Operation, ResponseKind
 from toolkit.testdata import orders
-from toolkit.testdata.cards import Card, card_for, future_expiry, random_card_number
+from toolkit.testdata.cards import Card, card_for, future_expiry, random_card_number, three_ds_v1_card
 from toolkit.testdata.outcomes import (
     AMOUNT_APPROVED,
     AMOUNT_RULES,
@@ -25,7 +26,6 @@ from toolkit.testdata.outcomes import (
     EXAMPLE_CARDS,
     GENERIC_DECLINE,
     THREE_DS_V1_AMOUNTS,
-    THREE_DS_V1_CARDS,
     amount_for_currency,
 )
 from toolkit.testdata.payers import Payer, new_client_orderid, new_payer
@@ -82,6 +82,10 @@ class OutcomeChoice:
     description: str
 
 
+def _label(name: str) -> str:
+    return _LABELS.get(name, name.replace("-", " "))
+
+
 def outcome_rule(op: Operation) -> Rule | None:
     """How the sandbox chooses this operation's outcome, read from the catalogue."""
     if "cvv2" in op.required:
@@ -96,8 +100,7 @@ def outcome_choices(op: Operation) -> tuple[OutcomeChoice, ...]:
     rule = outcome_rule(op)
     if rule == "cvv2":
         cards = [
-            OutcomeChoice(_LABELS.get(o.name, o.name.replace("-", " ")), o.name, "cvv2", o.description)
-            for o in (*CARD_OUTCOMES, GENERIC_DECLINE)
+            OutcomeChoice(_label(o.name), o.name, "cvv2", o.description) for o in (*CARD_OUTCOMES, GENERIC_DECLINE)
         ]
         v1 = [
             OutcomeChoice(f"3-D Secure 1.0.2: {result.description} ({amount})", amount, "3ds-v1", result.description)
@@ -106,10 +109,7 @@ def outcome_choices(op: Operation) -> tuple[OutcomeChoice, ...]:
         return (*cards, *v1)
     if rule == "amount":
         rules = [AMOUNT_APPROVED, *AMOUNT_RULES.values()]
-        return tuple(
-            OutcomeChoice(_LABELS.get(r.name, r.name.replace("-", " ")), r.name, "amount", f"amount rule: {r.name}")
-            for r in rules
-        )
+        return tuple(OutcomeChoice(_label(r.name), r.name, "amount", f"amount rule: {r.name}") for r in rules)
     return ()
 
 
@@ -117,7 +117,7 @@ def card_choices(op: Operation) -> tuple[str, ...]:
     """Cards the payer can use (numbers never shown: ``453897******6732``); empty without card fields."""
     if "credit_card_number" not in op.fields:
         return ()
-    examples = [f"example card {number[:6]}******{number[-4:]}" for number in EXAMPLE_CARDS]
+    examples = [f"example card {mask_pan(number)}" for number in EXAMPLE_CARDS]
     return (*examples, RANDOM_CARD)
 
 
@@ -126,7 +126,7 @@ def make_card(op: Operation, outcome: OutcomeChoice | None, card_label: str, hol
     if "credit_card_number" not in op.fields:
         return None
     if outcome is not None and outcome.rule == "3ds-v1":
-        return card_for("approved", number=THREE_DS_V1_CARDS[0], holder=holder)
+        return three_ds_v1_card(holder=holder)
     labels = card_choices(op)
     index = labels.index(card_label) if card_label in labels else 0
     number = EXAMPLE_CARDS[index] if index < len(EXAMPLE_CARDS) else random_card_number()

@@ -12,10 +12,10 @@ from decimal import Decimal, InvalidOperation
 
 from toolkit.callbacks import Received
 from toolkit.exchange import Exchange
+from toolkit.explorer.timeline import decoded_answer
 from toolkit.flows import Order
 from toolkit.models import Status, StatusResponse
 from toolkit.testdata.outcomes import is_three_ds_v1_card
-from toolkit.wire import DecodeError, decode_response
 
 PAYER_METHOD = "payer:method"  # the payer's browser loaded the 3-D Secure method URL
 PAYER_CHALLENGE = "payer:challenge"  # the payer answered the ACS page (2.x challenge or 1.0.2)
@@ -127,10 +127,4 @@ class Result:
     @property
     def response(self) -> dict[str, str]:
         """The decoded (masked) answer to the main request."""
-        exchange = self.exchange
-        if exchange is None or not exchange.response_body:
-            return {}
-        try:
-            return decode_response(exchange.response_body)
-        except DecodeError:
-            return {"body": exchange.response_body}
+        return decoded_answer(self.exchange) if self.exchange is not None else {}

@@ -9,6 +9,7 @@ scenario of the certification suite (``toolkit.explorer.export``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -90,10 +91,13 @@ class ExplorerModel:
         self._card = forms.make_card(self.operation, self.outcome, self.card_label, DEFAULT_HOLDER)
         fresh = forms.prefill(self.operation, self.outcome, self._card, self._context())
         names = {"credit_card_number", "card_printed_name", "expire_month", "expire_year", "cvv2"}
-        if amount_too:
-            names |= {"amount", "currency"}
-        for name in names & set(self.values):
-            self.values[name] = self._prefilled[name] = fresh[name]
+        self._refill(fresh, names | ({"amount", "currency"} if amount_too else set()))
+
+    def _refill(self, fresh: Mapping[str, str], names: Iterable[str]) -> None:
+        """Take these fields of the form from ``fresh``, as if pre-filled (so not noted as edited)."""
+        for name in names:
+            if name in self.values:
+                self.values[name] = self._prefilled[name] = fresh[name]
 
     def _context(self) -> forms.Context:
         order = self.selected
@@ -178,9 +182,7 @@ class ExplorerModel:
     def _renew_ids(self) -> None:
         if "orderid" not in self.operation.fields:
             fresh = forms.prefill(self.operation, self.outcome, self._card, self._context())
-            for name in ("client_orderid", "client-order-id"):
-                if name in self.values:
-                    self.values[name] = self._prefilled[name] = fresh[name]
+            self._refill(fresh, ("client_orderid", "client-order-id"))
 
     # --- orders -----------------------------------------------------------------------------------
 
@@ -202,9 +204,8 @@ class ExplorerModel:
         self.selected = found
         if "orderid" in self.operation.fields:
             context = self._context()
-            for name, value in (("client_orderid", context.client_orderid), ("orderid", context.orderid)):
-                if name in self.values:
-                    self.values[name] = self._prefilled[name] = value
+            ids = {"client_orderid": context.client_orderid, "orderid": context.orderid}
+            self._refill(ids, ids)
 
     def settle(self, tracked: Tracked) -> StatusResponse | None:
         """Poll until the order is final, waits for the payer, or is ``unknown`` (short deadline)."""
@@ -213,9 +214,9 @@ class ExplorerModel:
             return tracked.status
         try:
             tracked.status = self.session.merchant.current_status(tracked.order)
-        except WaitTimeout as exc:
-            last = exc.attempts[-1] if exc.attempts else None
-            tracked.status = getattr(last, "response", None) or tracked.status
+        except WaitTimeout as exc:  # the latest answer of the polls (``PollAttempt.response``), if any
+            answers = [attempt.response for attempt in exc.attempts if attempt.response is not None]
+            tracked.status = answers[-1] if answers else tracked.status
         return tracked.status
 
     def refresh(self) -> Result:
@@ -226,7 +227,7 @@ class ExplorerModel:
             status = self.settle(tracked)
         except GatewayError as exc:
             return self._show(Result(f"status of {tracked.orderid} failed", False, str(exc), self._since(mark)))
-        tracked.callbacks = tuple(self.session.receiver.callbacks(orderid=tracked.orderid))
+        self._collect_callbacks(tracked)
         return self._show(Result(f"status of {tracked.label}", True, "", self._since(mark), status))
 
     def require_selected(self) -> Tracked:
@@ -281,7 +282,7 @@ class ExplorerModel:
         scenarios need a gateway that can call this machine back).
         """
         for tracked in self.orders:
-            tracked.callbacks = tuple(self.session.receiver.callbacks(orderid=tracked.orderid))
+            self._collect_callbacks(tracked)
         self.export_text = export_feature(self.history, scenario=scenario, callbacks=self.include_callbacks)
         return self.export_text
 
@@ -297,6 +298,9 @@ class ExplorerModel:
         self.export_text = ""
 
     # --- helpers ----------------------------------------------------------------------------------
+
+    def _collect_callbacks(self, tracked: Tracked) -> None:
+        tracked.callbacks = tuple(self.session.receiver.callbacks(orderid=tracked.orderid))
 
     def _since(self, mark: int) -> tuple[Exchange, ...]:
         return self.session.exchanges_since(mark)

@@ -20,6 +20,8 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from oauthlib.oauth1.rfc5849 import signature as rfc5849
 
 from toolkit.explorer.diagnosis import Diagnosis, Finding, Pairs, path_id
+from toolkit.explorer.views import KEY_PLACEHOLDER as KEY
+from toolkit.fields import FIELDS
 from toolkit.masking import mask_base_string, mask_value
 from toolkit.operations import AuthScheme, Operation
 from toolkit.signing import (
@@ -34,7 +36,6 @@ from toolkit.signing import (
 REQUIRED = ("oauth_consumer_key", "oauth_signature_method", "oauth_signature", "oauth_timestamp", "oauth_nonce")
 WINDOW = 300  # behaviour section 8 [sim]
 Verify = Callable[[str, str], bool]
-Candidate = tuple[Finding, str, Verify | None]  # what the client did, its base string, another verifier
 
 
 def _encode(value: str) -> str:
@@ -87,9 +88,11 @@ def what_differs(expected: str, found: str) -> tuple[str, str, str]:
 
 
 def _shown(pair: str) -> str:
+    """``name=value`` as in the base string; a card field's value decoded and masked."""
     name, eq, value = pair.partition("=")
     field = unquote(name)
-    return f"{name}{eq}{mask_value(field, unquote(value)) if mask_value(field, 'x') != 'x' else value}"
+    secret = field in FIELDS and FIELDS[field].secret
+    return f"{name}{eq}{mask_value(field, unquote(value)) if secret else value}"
 
 
 def _url_variants(url: str, op: Operation, group_id: str | None) -> Iterator[tuple[str, bool, str]]:
@@ -171,8 +174,10 @@ def _verifier(scheme: AuthScheme, key: str, public_key: rsa.RSAPublicKey | None)
     return lambda text, signature: verify_rsa_sha256(text, signature, public_key)
 
 
-def _other_verifiers(scheme: AuthScheme, key: str, public_key: rsa.RSAPublicKey | None) -> Iterator[Candidate]:
-    """Right base string, wrong key handling or digest."""
+def _other_verifiers(
+    scheme: AuthScheme, key: str, public_key: rsa.RSAPublicKey | None
+) -> Iterator[tuple[Finding, Verify]]:
+    """(what the client did, a verifier that does the same): right base string, wrong key handling or digest."""
     if scheme is AuthScheme.OAUTH_HMAC_SHA1:
 
         def hmac_with(secret: str) -> Verify:
@@ -183,10 +188,9 @@ def _other_verifiers(scheme: AuthScheme, key: str, public_key: rsa.RSAPublicKey 
             return check
 
         why = "the HMAC-SHA1 key is the control key followed by '&' (empty token secret, spec 5.2 rule 4)"
-        yield Finding("HMAC key", "<merchant_control_key>&", "<merchant_control_key>", why), "", hmac_with(key)
+        yield Finding("HMAC key", f"{KEY}&", KEY, why), hmac_with(key)
         why = "the key is used exactly as issued"
-        found = "<merchant_control_key> and a newline"
-        yield Finding("merchant_control_key", "<merchant_control_key>", found, why), "", hmac_with(key + "\n&")
+        yield Finding("merchant_control_key", KEY, f"{KEY} and a newline", why), hmac_with(key + "\n&")
     elif public_key is not None:
 
         def sha1_check(text: str, signature: str) -> bool:
@@ -197,7 +201,7 @@ def _other_verifiers(scheme: AuthScheme, key: str, public_key: rsa.RSAPublicKey 
             return True
 
         why = "RSA-SHA256 signs a SHA-256 digest (spec 5.2 rule 5)"
-        yield Finding("digest", "SHA-256", "SHA-1", why), "", sha1_check
+        yield Finding("digest", "SHA-256", "SHA-1", why), sha1_check
 
 
 def _header_findings(op: Operation, params: dict[str, str], login: str, now: float | None) -> list[Finding]:
@@ -244,10 +248,10 @@ def diagnose_oauth(
         finding = Finding("Authorization header", 'OAuth name="value", ...', "malformed", str(exc))
         return Diagnosis(op.name, scheme, False, f"the header cannot be read: {exc}", formula, findings=(finding,))
     findings = in_body + _header_findings(op, params, login, now)
-    if any(f.found == "(missing)" for f in findings):
-        return Diagnosis(
-            op.name, scheme, False, f"incomplete header: {findings[-1]}", formula, findings=tuple(findings)
-        )
+    missing = [f.part for f in findings if f.found == "(missing)"]
+    if missing:
+        verdict = f"incomplete header: {', '.join(missing)} missing (every oauth parameter is required, spec 5.2)"
+        return Diagnosis(op.name, scheme, False, verdict, formula, findings=tuple(findings))
     params.setdefault("oauth_version", "1.0")
     oauth = oauth_params_from_header(params)
     expected = signature_base_string("POST", url, pairs, oauth)
@@ -277,8 +281,8 @@ def diagnose_oauth(
             )
             detail = Finding(named, want, got, hypothesis.why)
             return result(False, f"signature mismatch: {detail.part} — {detail.why}", [detail])
-    for hypothesis, _, check in _other_verifiers(op.auth, key, public_key):
-        if check is not None and check(expected, signature):
+    for hypothesis, check in _other_verifiers(op.auth, key, public_key):
+        if check(expected, signature):
             return result(False, f"signature mismatch: {hypothesis.part} — {hypothesis.why}", [hypothesis])
     who = "the control key" if op.auth is AuthScheme.OAUTH_HMAC_SHA1 else "the RSA key pair"
     why = (

@@ -23,17 +23,7 @@ from toolkit.explorer.forms import FormField
 from toolkit.explorer.model import METHOD_RESULTS, PASSWORDS, ExplorerModel
 from toolkit.explorer.session import GatewaySession
 from toolkit.explorer.timeline import Event
-from toolkit.explorer.views import (
-    FieldsView,
-    Note,
-    SignatureView,
-    TimelineView,
-    esc,
-    masked_items,
-    page,
-    section,
-    table,
-)
+from toolkit.explorer.views import ExchangeView, FieldsView, Note, SignatureView, TimelineView, esc, page
 
 NO_OUTCOME = "(the data decides nothing here)"
 TABS = ("request", "signature", "response", "timeline", "export")
@@ -208,11 +198,7 @@ class Explorer:
             for name in ("request", "signature", "response"):
                 self.panes[name].value = _empty("nothing sent" + (f": {last.title}" if last else " yet"))
         else:
-            headers = [(k, v) for k, v in exchange.request_headers.items() if k.lower() != "content-length"]
-            self.panes["request"].value = page(
-                section(f"{exchange.method} {exchange.url}", table(headers, ("header", "value"))),
-                table(masked_items(dict(exchange.request_fields)), ("field", "value")),
-            )
+            self.panes["request"].value = page(ExchangeView(exchange).request_html())
             trace = exchange.signature
             self.panes["signature"].value = SignatureView(trace)._repr_html_() if trace else _empty("not signed")
             answer = FieldsView(f"HTTP {exchange.status_code}: {last.response.get('type', '')}", last.response)

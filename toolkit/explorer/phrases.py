@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from toolkit.explorer.gherkin import ExportError, Writer, money
 from toolkit.explorer.history import PAYER_CHALLENGE, PAYER_HOSTED, PAYER_METHOD, Action, Tracked
+from toolkit.flows import METHOD_INDICATORS
 from toolkit.models import Status
 from toolkit.testdata.outcomes import amount_for_currency, outcome_for_amount, outcome_for_cvv
 
@@ -26,7 +27,7 @@ CARD_PHRASES = {
     "declined": "is declined",
 }
 REBILL_PHRASES = {"approved": "is approved", "insufficient-funds": "gives insufficient funds"}
-METHOD_HOW = {"Y": "completed", "N": "timed out", "U": "absent"}
+METHOD_HOW = {indicator: how for how, indicator in METHOD_INDICATORS.items()}  # "Y" -> "completed"
 EXPRESSIBLE = (
     "sale (any card outcome), account verification, an approved preauth, capture, return, void, "
     "card reference + rebill, v2 payout, payout check + pay, hosted forms paid with an approved card, "

@@ -52,17 +52,20 @@ class Event:
         return self.at.strftime("%H:%M:%S.") + f"{self.at.microsecond // 1000:03d}"
 
 
-def _decoded(exchange: Exchange) -> dict[str, str]:
-    try:
-        return decode_response(exchange.response_body) if exchange.response_body else {}
-    except DecodeError:
+def decoded_answer(exchange: Exchange) -> dict[str, str]:
+    """The decoded (masked) answer; an undecodable body as ``{"body": ...}``, no body as ``{}``."""
+    if not exchange.response_body:
         return {}
+    try:
+        return decode_response(exchange.response_body)
+    except DecodeError:
+        return {"body": exchange.response_body}
 
 
 def exchange_event(exchange: Exchange, at: datetime) -> Event:
     """A request (or a status poll) as an event, summarised from its masked record."""
     sent = dict(exchange.request_fields)
-    answer = _decoded(exchange)
+    answer = decoded_answer(exchange)
     orderids = frozenset(filter(None, (sent.get("orderid", ""), answer.get("paynet-order-id", ""))))
     client_orderid = sent.get("client_orderid") or sent.get("client-order-id") or answer.get("merchant-order-id", "")
     if exchange.status_code is None:

@@ -16,11 +16,10 @@ from urllib.parse import unquote
 from toolkit.auth import SignatureTrace
 from toolkit.callbacks import Received, mask_params
 from toolkit.exchange import Exchange
-from toolkit.explorer.timeline import Event
+from toolkit.explorer.timeline import Event, decoded_answer
 from toolkit.flows import Order
 from toolkit.masking import mask_text
 from toolkit.models import Response
-from toolkit.wire import DecodeError, decode_response
 
 KEY_PLACEHOLDER = "<merchant_control_key>"
 _STYLE = (
@@ -147,19 +146,20 @@ class ExchangeView:
         return mask_text(f"ExchangeView({ex.operation}: {ex.method} {ex.url} -> HTTP {ex.status_code})")
 
     def answer(self) -> dict[str, str]:
-        try:
-            return decode_response(self.exchange.response_body)
-        except DecodeError:
-            return {"body": shorten(self.exchange.response_body)} if self.exchange.response_body else {}
+        return decoded_answer(self.exchange)
+
+    def request_html(self) -> str:
+        """The request line, its headers and its (masked) fields, unwrapped: ``page`` masks the whole."""
+        ex = self.exchange
+        headers = [(k, v) for k, v in ex.request_headers.items() if k.lower() not in _HIDDEN_HEADERS]
+        return section(f"request: {ex.method} {ex.url}", table(headers, ("header", "value"))) + table(
+            masked_items(dict(ex.request_fields)), ("field", "value")
+        )
 
     def _repr_html_(self) -> str:
         ex = self.exchange
-        headers = [(k, v) for k, v in ex.request_headers.items() if k.lower() not in _HIDDEN_HEADERS]
         status = ex.status_code if ex.status_code is not None else f"no answer: {ex.error}"
-        parts = [
-            section(f"request: {ex.method} {ex.url}", table(headers, ("header", "value"))),
-            table(masked_items(dict(ex.request_fields)), ("field", "value")),
-        ]
+        parts = [self.request_html()]
         if ex.signature is not None:
             parts.append(section(f"signature ({ex.signature.scheme})", table(SignatureView(ex.signature).rows())))
         parts.append(

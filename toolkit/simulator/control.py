@@ -44,13 +44,13 @@ MAX_ADVANCE = 10 * 366 * 86400.0
 MAX_WAIT = 60.0
 
 
-def transaction_view(tx: Row) -> dict[str, Any]:
+def transaction_view(engine: Engine, tx: Row) -> dict[str, Any]:
     """A transaction row for the outside: text masked, ``extra`` decoded, the amount in major units."""
     view: dict[str, Any] = {name: mask_text(value) if isinstance(value, str) else value for name, value in tx.items()}
     view["extra"] = loads(tx["extra"])
     view["orderid"] = str(tx["orderid"])
-    if tx["amount_minor"] is not None and tx["currency"]:
-        view["amount"] = str(from_minor_units(tx["amount_minor"], tx["currency"]))
+    if amount := engine.amount_text(tx):
+        view["amount"] = amount
     return view
 
 
@@ -125,7 +125,7 @@ def add_fault(engine: Engine, data: dict[str, Any]) -> Row:
     try:
         return faults.add(engine.store, plan, engine.clock.now())
     except faults.FaultError as exc:
-        raise ControlError(exc.field, str(exc).partition(": ")[2]) from None
+        raise ControlError(exc.field, exc.reason) from None
 
 
 def callbacks(app: FastAPI, query: dict[str, str]) -> dict[str, Any]:
@@ -190,14 +190,14 @@ def install(app: FastAPI, engine: Engine) -> None:
 
     @app.get(PREFIX + "/transactions/{key}", include_in_schema=False)
     async def get_transaction(key: str) -> dict[str, Any]:
-        return transaction_view(find_tx(engine, key))
+        return transaction_view(engine, find_tx(engine, key))
 
     @app.post(PREFIX + "/transactions/{key}/status", include_in_schema=False)
     async def post_status(key: str, request: Request) -> dict[str, Any]:
         tx = find_tx(engine, key)
         data = await json_body(request)
         try:
-            return transaction_view(force_status(engine, tx["orderid"], data))
+            return transaction_view(engine, force_status(engine, tx["orderid"], data))
         except SimError as exc:
             raise ControlError("status", exc.message) from None
 

@@ -76,7 +76,6 @@ class Delivery:
         self._pool: ThreadPoolExecutor | None = None
         self._claims: dict[int, str] = {}
         self._changed = threading.Condition()
-        self._version = 0
 
     # --- life -------------------------------------------------------------------------------------
 
@@ -165,11 +164,12 @@ class Delivery:
     def _owns(self, job: Job) -> bool:
         """True when the claim was committed (the tick's transaction did not roll back) and is still ours."""
         with self.store.transaction():
+            if self._claims.get(job.callback_id) != job.token:
+                return False
             row = self.store.one("SELECT state FROM callbacks WHERE id=?", (job.callback_id,))
-            if self._claims.get(job.callback_id) == job.token and row is not None and row["state"] == "sending":
+            if row is not None and row["state"] == "sending":
                 return True
-            if self._claims.get(job.callback_id) == job.token:
-                del self._claims[job.callback_id]
+            del self._claims[job.callback_id]
             return False
 
     def _attempt(self, job: Job) -> Attempt:
@@ -234,16 +234,22 @@ class Delivery:
     # --- reading and waiting -----------------------------------------------------------------------
 
     def deliveries(self, orderid: int | None = None) -> list[dict[str, Any]]:
-        """Callbacks (oldest first) with their attempts: the delivery log of one order or of all."""
-        where, args = ("WHERE orderid=?", (orderid,)) if orderid is not None else ("", ())
-        rows = self.store.all(f"SELECT * FROM callbacks {where} ORDER BY id", args)
-        return [self._view(row) for row in rows]
+        """Callbacks (oldest first) with their attempts: the delivery log of one order or of all (two queries)."""
+        where, args = ("WHERE c.orderid=?", (orderid,)) if orderid is not None else ("", ())
+        rows = self.store.all(f"SELECT c.* FROM callbacks c {where} ORDER BY c.id", args)
+        attempts: dict[int, list[Row]] = {row["id"]: [] for row in rows}
+        for attempt in self.store.all(
+            "SELECT a.callback_id, a.at, a.http_status, a.error, a.elapsed"
+            f" FROM callback_attempts a JOIN callbacks c ON a.callback_id=c.id {where} ORDER BY a.id",
+            args,
+        ):
+            callback_id = attempt.pop("callback_id")
+            if callback_id in attempts:  # not a callback queued after the first query
+                attempts[callback_id].append(attempt)
+        return [self._view(row, attempts[row["id"]]) for row in rows]
 
-    def _view(self, row: Row) -> dict[str, Any]:
-        attempts = self.store.all(
-            "SELECT at, http_status, error, elapsed FROM callback_attempts WHERE callback_id=? ORDER BY id",
-            (row["id"],),
-        )
+    @staticmethod
+    def _view(row: Row, attempts: list[Row]) -> dict[str, Any]:
         return {
             "id": row["id"],
             "orderid": str(row["orderid"]),
@@ -265,23 +271,21 @@ class Delivery:
         return int(row["n"]) if row else 0
 
     def wait_for_attempts(self, orderid: int, count: int, timeout: float) -> bool:
-        """Block until ``count`` attempts for the order are logged (woken by each one); False at the timeout."""
-        deadline = time.monotonic() + timeout
-        while True:
-            with self._changed:
-                seen = self._version
-            if self.attempt_count(orderid) >= count:
-                return True
-            with self._changed:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or self._pool is None:
-                    return False
-                if self._version == seen:
-                    self._changed.wait(remaining)
+        """Block until ``count`` attempts for the order are logged (woken by each one); False at the timeout.
+
+        The count is read under ``_changed``, so no notification falls between reading and waiting
+        (nothing takes ``_changed`` while it holds the store's lock).
+        """
+
+        def reached() -> bool:
+            return self.attempt_count(orderid) >= count
+
+        with self._changed:
+            self._changed.wait_for(lambda: reached() or self._pool is None, timeout)
+            return reached()
 
     def _notify(self) -> None:
         with self._changed:
-            self._version += 1
             self._changed.notify_all()
 
 

@@ -42,11 +42,12 @@ TransportFinder = Callable[[tuple[str, int]], asyncio.BaseTransport | None]
 
 
 class FaultError(ValueError):
-    """A fault plan that cannot be stored; ``field`` names the offending input."""
+    """A fault plan that cannot be stored; ``field`` names the offending input, ``reason`` says why."""
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
         self.field = field
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -130,13 +131,14 @@ async def operation_hook(request: Request, op: Operation) -> None:
     row = take(store, op.name, ANY_OPERATION)
     if row is None:
         return
-    log.info("%s", _describe(row, op))
+    described = _describe(row, op)
+    log.info("%s", described)
     if row["kind"] == "delay":
         await asyncio.sleep(float(row["seconds"]))
         return
     if row["kind"] == "drop":
         request.scope[_DROP] = True  # DropMiddleware closes the connection instead of sending this 500
-    raise server_error(_describe(row, op))
+    raise server_error(described)
 
 
 class DropMiddleware:

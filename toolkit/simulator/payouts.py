@@ -26,7 +26,7 @@ def balance(engine: Engine, login: str) -> int:
     return int(row["payout_balance_minor"]) if row else 0
 
 
-def _check_currency(engine: Engine, call: Call) -> None:
+def _check_currency(call: Call) -> None:
     if call.fields["currency"] != call.merchant.currency:
         raise field_error(
             f"currency {call.fields['currency']} differs from the payout balance currency {call.merchant.currency}"
@@ -79,7 +79,7 @@ def keep_balance(engine: Engine, tx: Row) -> None:
 
 
 def _payout(engine: Engine, call: Call, kind: str, *, reserve: bool) -> Result:
-    _check_currency(engine, call)
+    _check_currency(call)
     with engine.store.transaction():
         tx = engine.new_tx(call, kind, **_destination(call.fields))
         tx = engine.schedule(plan_payout(engine, tx, reserve=reserve))

@@ -32,6 +32,11 @@ def public_base(request: Request) -> str:
     return f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}{urls.PAGE_ROOT}"
 
 
+def _wants_json(request: Request) -> bool:
+    """JSON for ``Accept: application/vnd.pay+json``; the legacy ``key=value`` form otherwise."""
+    return MEDIA_TYPE in request.headers.get("accept", "")
+
+
 def _form_pairs(raw: bytes) -> list[tuple[str, str]] | None:
     """The body's name=value pairs (parsed once: the checks and the journal share them); None if not UTF-8."""
     try:
@@ -56,8 +61,9 @@ def accept(
     by_group: bool,
     body: list[tuple[str, str]] | None,
     warnings: list[str],
+    serial: str,
 ) -> Call:
-    """Every check of a request, in order; returns the Call for the engine."""
+    """Every check of a request, in order; returns the Call (with the request's ``serial``) for the engine."""
     address = checks.resolve(engine.settings, op, path_id, by_group)
     pairs = _parse_body(body, warnings, request.headers.get("content-type", ""))
     fields = checks.canonical_fields(op, pairs, warnings)
@@ -78,7 +84,6 @@ def accept(
     checks.check_fields(op, fields)
     if op.auth is AuthScheme.CONTROL:  # the control is computed over valid fields
         checks.check_control(op, fields, address, warnings)
-    serial = str(uuid.uuid4())
     return Call(op, address.merchant, address.endpoint_id, address.group_id, fields, serial, warnings)
 
 
@@ -86,7 +91,7 @@ def make_handler(op: Operation, by_group: bool) -> Callable[[Request], Awaitable
     async def handler(request: Request) -> Response:
         engine: Engine = request.app.state.engine
         path_id: str = request.path_params["path_id"]
-        json_mode = MEDIA_TYPE in request.headers.get("accept", "")
+        json_mode = _wants_json(request)
         warnings = [] if json_mode else [f"no Accept: {MEDIA_TYPE} header; the gateway answers in its legacy form"]
         pairs = _form_pairs(await request.body())
         login, serial = "", str(uuid.uuid4())
@@ -94,8 +99,8 @@ def make_handler(op: Operation, by_group: bool) -> Callable[[Request], Awaitable
             fault: FaultHook | None = request.app.state.fault_hook
             if fault is not None:
                 await fault(request, op)
-            call = accept(engine, request, op, path_id, by_group, pairs, warnings)
-            login, serial = call.merchant.login, call.serial
+            call = accept(engine, request, op, path_id, by_group, pairs, warnings, serial)
+            login = call.merchant.login
             body, status = render.result_body(engine, engine.handle(call), call, public_base(request)), 200
         except SimError as error:
             body, status = render.error_body(serial, error), error.http_status
@@ -139,7 +144,7 @@ async def _no_operation(request: Request, exc: Exception) -> Response:
             f"{request.url.path} is not an operation of the gateway (see {urls.PAGE_ROOT}/openapi.json)"
         )
     body = render.error_body(str(uuid.uuid4()), error)
-    return render.respond(MEDIA_TYPE in request.headers.get("accept", ""), exc.status_code, body)
+    return render.respond(_wants_json(request), exc.status_code, body)
 
 
 def install(app: FastAPI) -> None:

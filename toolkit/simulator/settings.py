@@ -120,7 +120,7 @@ def _merchant(table: dict[str, Any], base: Path, index: int) -> Merchant:
     key_file = table.get("rsa_public_key_file")
     public_key = None
     if key_file:
-        path = (base / key_file) if not Path(key_file).is_absolute() else Path(key_file)
+        path = base / key_file  # an absolute key_file stays as it is
         try:
             public_key = load_public_key(path)
         except (KeyProblem, OSError) as exc:
@@ -177,14 +177,12 @@ def load_settings(path: Path | None) -> SimulatorSettings:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise SettingsError(f"{path}: {exc}") from None
     _unknown(str(path), data, ("simulator", "merchant"))
-    tables = data.get("merchant", [])
-    if not isinstance(tables, list) or not isinstance(data.get("simulator", {}), dict):
+    simulator, tables = data.get("simulator", {}), data.get("merchant", [])
+    if not isinstance(tables, list) or not isinstance(simulator, dict):
         raise SettingsError(f"{path}: write one [simulator] table and [[merchant]] tables (double brackets)")
-    merchants = tuple(_merchant(t, path.parent, i) for i, t in enumerate(tables))
-    if not merchants:
-        merchants = (demo_merchant(),)
+    merchants = tuple(_merchant(t, path.parent, i) for i, t in enumerate(tables)) or (demo_merchant(),)
     _check_unique_ids(merchants)
-    return SimulatorSettings(merchants=merchants, **_simulator(data.get("simulator", {}), f"{path} [simulator]"))
+    return SimulatorSettings(merchants=merchants, **_simulator(simulator, f"{path} [simulator]"))
 
 
 def _check_unique_ids(merchants: tuple[Merchant, ...]) -> None:
