@@ -114,7 +114,7 @@ def test_void_and_capture_race_never_both_win(client: GatewayClient, config: Gat
     def void_or_capture(c: GatewayClient) -> AsyncResponse:
         with lock:
             turn = next(counter)
-        return c.void(ids) if turn % 2 else c.capture(ids, amount=Decimal("1.00"), currency="EUR")
+        return c.void(ids, comment="race") if turn % 2 else c.capture(ids, amount=Decimal("1.00"), currency="EUR")
 
     results = all_at_once(config, void_or_capture)
     kinds = {client.wait_for_final_status(r).transaction_type for r in results if isinstance(r, AsyncResponse)}

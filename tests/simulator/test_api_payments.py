@@ -93,7 +93,7 @@ def test_status_by_client_orderid_alone(client: GatewayClient) -> None:
 
 def test_status_of_an_unknown_order_is_refused(client: GatewayClient, fresh_id) -> None:
     orderid = fresh_id()
-    with pytest.raises(ValidationError, match=f"no transaction with client_orderid {orderid}") as caught:
+    with pytest.raises(ValidationError, match=f"no order with client_orderid {orderid}") as caught:
         client.status(client_orderid=orderid)
     assert caught.value.http_status == 400 and caught.value.error_code == "3"
 

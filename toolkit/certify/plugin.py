@@ -23,7 +23,7 @@ from toolkit.operations import OPERATIONS
 
 # Gherkin tags in use: flows, kinds of scenario, and every catalogue operation.
 FLOW_TAGS = ("threeds", "returns", "tokenization", "payouts", "preauth", "hosted_forms", "cards", "callbacks",
-             "signing", "declines", "simulator", "exported")  # fmt: skip
+             "signing", "declines", "simulator", "exported", "chargebacks", "refusals")  # fmt: skip
 _OPEN_STEPS = pytest.StashKey[list[Any]]()  # the Allure steps of the scenario's running Gherkin steps
 
 
