@@ -152,6 +152,7 @@ _CUSTOMER_OPTIONAL = (
     "merchant_data",
 )
 _URLS = ("redirect_url", "server_callback_url", "notify_url")
+_FORM_URLS = ("server_callback_url", "notify_url")
 _FOLLOW_UP = (LOGIN, "client_orderid", "orderid")
 _THREEDS_FOLLOW_UP = (LOGIN, "client-order-id", "orderid")
 _BROWSER = tuple(name for name in FIELDS if name.startswith("browser"))
@@ -178,6 +179,10 @@ _ASSUMED_FORM_CONTROL = "control: not shown in the spec; the sale formula is use
 _ASSUMED_FIELDS = "request fields: not shown in the spec or in behaviour section 10; chosen by gatekit"
 _ASSUMED_GROUP = "endpoint-group addressing: decided per operation by gatekit (spec: 'depending on the operation')"
 _SECTION_10 = "request fields: behaviour section 10 (the gateway family's documentation)"
+_FORM_REDIRECT = (
+    "redirect_url: mandatory on hosted forms (section 10 is silent; the family's public PHP library requires it, "
+    "and the hosted page must send the payer somewhere)"
+)
 
 
 def _payment(name: str, path: str, code: str, request: str, summary: str) -> Operation:
@@ -211,11 +216,20 @@ def _form(name: str, path: str, code: str, request: str, summary: str, *assumed:
         ResponseKind.FORM,
         AuthScheme.CONTROL,
         summary,
-        required=("client_orderid", "order_desc", "amount", "currency", *_CUSTOMER, "email", "ipaddress"),
-        optional=(*_URLS, *_CUSTOMER_OPTIONAL),
+        required=(
+            "client_orderid",
+            "order_desc",
+            "amount",
+            "currency",
+            *_CUSTOMER,
+            "email",
+            "ipaddress",
+            "redirect_url",
+        ),
+        optional=(*_FORM_URLS, *_CUSTOMER_OPTIONAL),
         control=SALE_CONTROL,
         group=True,
-        assumed=(*assumed, _SECTION_10, "without redirect_url the payer ends on the gateway's own result page"),
+        assumed=(*assumed, _SECTION_10, _FORM_REDIRECT),
     )
 
 
@@ -331,13 +345,20 @@ _OPERATIONS = (
         ResponseKind.ASYNC,
         AuthScheme.CONTROL,
         "Zero-amount authorization that checks the card account",
-        required=("client_orderid", "order_desc", *_CUSTOMER, "email", "ipaddress", *_CARD),
-        optional=(*_URLS, *_CUSTOMER_OPTIONAL),
+        required=(
+            "client_orderid",
+            "order_desc",
+            *(name for name in _CUSTOMER if name != "phone"),
+            "email",
+            "ipaddress",
+            *_CARD,
+        ),
+        optional=(*_URLS, "phone", *_CUSTOMER_OPTIONAL),
         control=VERIFY_CONTROL,
         group=True,
         assumed=(
-            "request fields: section 10 lists none for the direct call; as sale without amount and currency "
-            "(zero amount, spec 4.1), as the family's documentation lists them",
+            "request fields: section 10 lists none for the direct call; the family's documentation and public "
+            "PHP library: as sale without amount and currency (zero amount, spec 4.1), phone optional",
         ),
     ),
     Operation(
@@ -349,13 +370,15 @@ _OPERATIONS = (
         ResponseKind.FORM,
         AuthScheme.CONTROL,
         "Hosted-page variant of account verification",
-        required=("client_orderid", "order_desc", *_CUSTOMER, "email", "ipaddress"),
-        optional=(*_URLS, *_CUSTOMER_OPTIONAL),
+        required=("client_orderid", "order_desc", *_CUSTOMER, "email", "ipaddress", "redirect_url"),
+        optional=(*_FORM_URLS, *_CUSTOMER_OPTIONAL),
         control=VERIFY_CONTROL,
         group=True,
         assumed=(
             "request fields: section 10 says 'as sale, without the card fields'; amount and currency are left "
-            "out as for the direct call (a zero-amount operation, spec 4.1)",
+            "out as for the direct call (a zero-amount operation, spec 4.1); phone stays mandatory ('as sale') "
+            "although the family's documentation of this operation does not list it",
+            _FORM_REDIRECT,
         ),
     ),
     # 4.2 3DS result upload
@@ -365,9 +388,12 @@ _OPERATIONS = (
         "TDS_UPLOAD_METHOD_URL_RESULT",
         "TdsMethodUrlResultRequest",
         "Result of the 3DS 2.x Method step (threeDSCompInd Y/N/U)",
-        (),
-        optional=("threeDSCompInd", "threeDSServerTransID", *_BROWSER),
-        assumed=("threeDSCompInd: named by the spec, not listed in section 10; optional, Y when it is left out",),
+        ("threeDSCompInd",),
+        optional=("threeDSServerTransID", *_BROWSER),
+        assumed=(
+            "threeDSCompInd: mandatory because spec 4.2 says the upload carries it; section 10 and the family's "
+            "documentation do not list it",
+        ),
     ),
     _threeds_upload(
         "upload_cres_result",
