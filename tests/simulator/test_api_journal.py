@@ -113,14 +113,14 @@ def test_another_spelling_is_a_missing_field(
     assert line["warnings"] == ["fields not known to capture (the gateway ignores them): client-order-id"]
 
 
-def test_a_duplicate_client_orderid(server: SimulatorServer, client: GatewayClient) -> None:
+def test_a_repeated_request_is_answered_with_its_order(server: SimulatorServer, client: GatewayClient) -> None:
     first = client.sale(sale_fields())
     second = client.sale(sale_fields(client_orderid=first.client_orderid))
-    assert second.orderid != first.orderid
+    assert second.orderid == first.orderid and second.serial_number != first.serial_number
     assert entry(server, first.serial_number)["warnings"] == []
     assert entry(server, second.serial_number)["warnings"] == [
-        f"client_orderid {first.client_orderid} was already used by sale orderid {first.orderid}: "
-        "use a new client_orderid for every new order"
+        f"client_orderid {first.client_orderid} repeats orderid {first.orderid} (sale, approved): "
+        "answered with that order, nothing charged again"
     ]
 
 

@@ -86,6 +86,16 @@ class Result:
 
 
 Handler = Callable[["Engine", Call], Result]
+
+
+class RepeatedOrder(Exception):
+    """A request that repeats a live order (same merchant, client_orderid, kind and amount): answered with it."""
+
+    def __init__(self, order: Row) -> None:
+        super().__init__(f"repeats orderid {order['orderid']}")
+        self.order = order
+
+
 FinalHook = Callable[[Row], None]
 
 
@@ -119,7 +129,16 @@ class Engine:
         handler = self.handlers.get(call.operation.name)
         if handler is None:
             raise SimError(f"{call.operation.name} is not implemented by the simulator", http_status=500, kind="error")
-        return handler(self, call)
+        try:
+            return handler(self, call)
+        except RepeatedOrder as repeat:  # the handler's DB transaction rolled back: nothing was made or charged
+            order = repeat.order
+            call.warnings.append(
+                f"client_orderid {call.client_orderid} repeats orderid {order['orderid']} ({order['kind']}, "
+                f"{order['status']}): answered with that order, nothing charged again"
+            )
+            self.remember_request(call.serial, order)
+            return Result(call.operation.response, order)
 
     def seed_merchants(self) -> None:
         with self.store.transaction():
@@ -156,14 +175,15 @@ class Engine:
         return self.store.one("SELECT * FROM transactions WHERE id=? AND orderid=id AND login=?", (key, login))
 
     def find(self, login: str, orderid: str | None, client_orderid: str) -> Row:
-        """The merchant's order (its initial transaction) by orderid, or by client_orderid alone (the first)."""
+        """The merchant's order (its initial transaction) by orderid, or by client_orderid alone (the latest:
+        a retry after a decline reuses the client_orderid)."""
         if orderid:
             row = self.order_tx(login, orderid)
             if row is None:
                 raise state_error(f"orderid {orderid} is unknown for this merchant")
             return row
         row = self.store.one(
-            "SELECT * FROM transactions WHERE login=? AND client_orderid=? AND orderid=id ORDER BY id LIMIT 1",
+            "SELECT * FROM transactions WHERE login=? AND client_orderid=? AND orderid=id ORDER BY id DESC LIMIT 1",
             (login, client_orderid),
         )
         if row is None:
@@ -243,7 +263,7 @@ class Engine:
             )
         row.update(values)
         if order is None and kind in INITIAL_KINDS:
-            self._warn_duplicate(call, kind)
+            self._check_repeat(call, kind, row)
         tx_id = self.store.insert("transactions", row)
         if order is None:
             self.store.execute("UPDATE transactions SET orderid=id WHERE id=?", (tx_id,))
@@ -251,17 +271,39 @@ class Engine:
         self.remember_request(call.serial, tx)
         return tx
 
-    def _warn_duplicate(self, call: Call, kind: str) -> None:
+    def _check_repeat(self, call: Call, kind: str, row: dict[str, Any]) -> None:
+        """The idempotency rule for a new order whose client_orderid the merchant already used.
+
+        - The earlier order failed (declined, filtered, error): a new order is made (a retry), with a warning.
+        - It lives and the request is the same (operation kind, amount, currency): ``RepeatedOrder`` answers
+          with it; nothing is charged twice.
+        - It lives and the request differs: refused (a lenient simulator makes a new order, with a warning).
+        Checked inside the caller's ``BEGIN IMMEDIATE`` transaction, so concurrent repeats cannot both create.
+        """
         marks = ",".join("?" * len(INITIAL_KINDS))
         existing = self.store.one(
-            f"SELECT orderid, kind FROM transactions WHERE login=? AND client_orderid=? AND kind IN ({marks}) LIMIT 1",
+            "SELECT * FROM transactions WHERE login=? AND client_orderid=? AND id=orderid "
+            f"AND kind IN ({marks}) ORDER BY id DESC LIMIT 1",
             (call.merchant.login, call.client_orderid, *INITIAL_KINDS),
         )
-        if existing:
+        if existing is None:
+            return
+        if existing["status"] in FAILED:
             call.warnings.append(
-                f"client_orderid {call.client_orderid} was already used by {existing['kind']} "
-                f"orderid {existing['orderid']}: use a new client_orderid for every new order"
+                f"client_orderid {call.client_orderid} was used by {existing['kind']} orderid {existing['orderid']}, "
+                f"which ended {existing['status']}: a new order is made"
             )
+            return
+        money = (row.get("amount_minor"), row.get("currency"))
+        if existing["kind"] == kind and (existing["amount_minor"], existing["currency"]) == money:
+            raise RepeatedOrder(existing)
+        call.forgive(
+            f"client_orderid: {call.client_orderid} already names orderid {existing['orderid']} "
+            f"({existing['kind']} {self.amount_text(existing)} {existing['currency'] or ''}".rstrip()
+            + ", "
+            + f"{existing['status']}); a repeated request carries the same operation, amount and currency, "
+            "a new order a new client_orderid"
+        )
 
     def update(self, tx: Row, **values: Any) -> Row:
         values["updated_at"] = self.clock.now()
