@@ -31,7 +31,7 @@ MONEY = {"Money": Decimal}
 CARDS = {
     "is approved": "approved",
     "requires a 3-D Secure challenge": "3ds-challenge",
-    "is not enrolled in 3-D Secure": "frictionless",
+    "is not enrolled in 3-D Secure": "not-enrolled",
     "is unknown": "unknown",
     "is expired": "expired-card",
     "is insufficient-funds": "insufficient-funds",

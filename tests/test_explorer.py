@@ -59,7 +59,7 @@ def test_the_operation_list_is_the_catalogue(panel: Explorer):
 def test_card_operations_offer_the_outcome_table(panel: Explorer):
     labels = list(panel.outcome.options)
     assert labels[:3] == ["approved", "approved (4-digit CVV2)", "3-D Secure challenge"]
-    assert "frictionless (3-D Secure, no challenge)" in labels
+    assert "not enrolled (no 3-D Secure step)" in labels
     assert "insufficient funds" in labels and "declined (any other CVV2)" in labels
     assert sum(label.startswith("3-D Secure 1.0.2") for label in labels) == 4
     panel.outcome.value = "insufficient funds"

@@ -142,8 +142,8 @@ def _three_ds_v1(m: ExplorerModel) -> None:
         m.follow_as_payer()
 
 
-def _frictionless(m: ExplorerModel) -> None:
-    m.select_outcome("frictionless (3-D Secure, no challenge)")
+def _not_enrolled(m: ExplorerModel) -> None:
+    m.select_outcome("not enrolled (no 3-D Secure step)")
     m.send()
     m.follow_as_payer()
     m.run_step("void")
@@ -207,7 +207,7 @@ COMMITTED: dict[str, Recipe] = {
 }
 MORE: dict[str, Recipe] = {
     "three_ds_v1": _three_ds_v1,
-    "frictionless": _frictionless,
+    "not-enrolled": _not_enrolled,
     "declines_and_unknown": _declines_and_unknown,
     "refusals": _refusals,
     "payouts": _payouts,

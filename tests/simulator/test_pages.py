@@ -182,7 +182,7 @@ def test_challenge_refuses_the_creq_of_another_authentication(client: GatewayCli
 
 def test_a_card_that_is_not_enrolled_is_approved_at_once(client: GatewayClient) -> None:
     """CVV2 111: no 3-D Secure step at all, no method URL, no payer action (behaviour section 10)."""
-    ack = start_sale(client, card_for("frictionless"))
+    ack = start_sale(client, card_for("not-enrolled"))
     status = client.wait_for_payer_or_final(ack)
     assert status.status is Status.APPROVED and not status.needs_payer
     assert not any(status.get(name) for name in ("three-ds-method-url", "three-ds-version", "html", "redirect-to"))

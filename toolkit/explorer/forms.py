@@ -34,7 +34,7 @@ Rule = Literal["cvv2", "amount", "3ds-v1"]
 Section = Literal["required", "one of", "optional"]
 _LABELS = {
     "3ds-challenge": "3-D Secure challenge",
-    "frictionless": "frictionless (3-D Secure, no challenge)",
+    "not-enrolled": "not enrolled (no 3-D Secure step)",
     "unknown": "unknown (acquirer unreachable)",
     "approved-4-digit-cvv": "approved (4-digit CVV2)",
     "declined": "declined (any other CVV2)",

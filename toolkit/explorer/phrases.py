@@ -18,7 +18,7 @@ from toolkit.testdata.outcomes import amount_for_currency, outcome_for_amount, o
 CARD_PHRASES = {
     "approved": "is approved",
     "3ds-challenge": "requires a 3-D Secure challenge",
-    "frictionless": "is not enrolled in 3-D Secure",
+    "not-enrolled": "is not enrolled in 3-D Secure",
     "unknown": "is unknown",
     "expired-card": "is expired",
     "insufficient-funds": "is insufficient-funds",

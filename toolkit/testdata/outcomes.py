@@ -43,7 +43,7 @@ CARD_OUTCOMES: tuple[CardOutcome, ...] = (
         description="3-D Secure challenge; the password 'hint' approves, anything else declines",
     ),
     CardOutcome(
-        "frictionless", "111", Status.APPROVED, "none",
+        "not-enrolled", "111", Status.APPROVED, "none",
         description="approved at once, without any 3-D Secure step (card not enrolled)",
     ),
     CardOutcome(
