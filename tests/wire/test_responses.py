@@ -111,7 +111,8 @@ def follow_up(gateway: Gateway, orders: Orders, name: str, order: Order, **extra
         pytest.param(
             "return", "sale", {"amount": "4.00", "currency": "EUR"}, ("return", "reversal"), "4.00", id="return"
         ),
-        pytest.param("return", "preauth", {}, ("return", "reversal"), "10.00", id="return-of-preauth"),
+        # spec 3 rule 4: a return on a preauth cancels it; behaviour 3 lists "return/reversal, void, ..."
+        pytest.param("return", "preauth", {}, ("return", "reversal", "cancel"), "10.00", id="return-of-preauth"),
         pytest.param("void", "sale", {"comment": "wire test"}, ("void",), None, id="void"),
     ],
 )
