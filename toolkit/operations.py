@@ -388,11 +388,11 @@ _OPERATIONS = (
         "TDS_UPLOAD_METHOD_URL_RESULT",
         "TdsMethodUrlResultRequest",
         "Result of the 3DS 2.x Method step (threeDSCompInd Y/N/U)",
-        ("threeDSCompInd",),
-        optional=("threeDSServerTransID", *_BROWSER),
+        (),
+        optional=("threeDSCompInd", "threeDSServerTransID", *_BROWSER),
         assumed=(
-            "threeDSCompInd: mandatory because spec 4.2 says the upload carries it; section 10 and the family's "
-            "documentation do not list it",
+            "threeDSCompInd: spec 4.2 says the upload carries it, section 10 and the family's documentation do "
+            "not list it: the client sends it, the simulator accepts its absence as Y (the method step ran)",
         ),
     ),
     _threeds_upload(

@@ -69,10 +69,6 @@ class Wire:
     sources: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # interpretations, each with its source
 
-    @property
-    def fields(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys([*self.mandatory, *(g[0] for g in self.one_of), *self.optional]))
-
 
 _CUSTOMER = ("address1", "city", "zip_code", "country", "phone", "email", "ipaddress")
 _CARD = ("card_printed_name", "credit_card_number", "expire_month", "expire_year", "cvv2")
@@ -107,8 +103,10 @@ _TDS_LENGTHS = {"login": 20, "client-order-id": 128, "orderid": 128}
 _S10_SALE = "[S10] sale, preauth: M/O fields and lengths as listed"
 _S10_FORMS = "[S10] sale-form, preauth-form, account-verification-form: as sale, without the card fields"
 _FORM_REDIRECT = (
-    "redirect_url mandatory on hosted forms: S10 is silent (its sale row lists it as optional); "
-    "[PHP:Prototype/PaymentFormQuery.php] sends it as required, and a hosted page needs somewhere to return"
+    "redirect_url mandatory on hosted forms: S10 is silent on it (the brief of issue 8 reads it so; a literal"
+    " reading of 'as sale' would make it optional, as on sale); [PHP:Prototype/PaymentFormQuery.php] requires it,"
+    " and a hosted page must send the payer somewhere. Weakest point of the table: the same library also"
+    " requires redirect_url on sale, where S10 does not"
 )
 
 
@@ -156,12 +154,13 @@ def _form(name: str, *, zero_amount: bool = False) -> Wire:
     )
 
 
-def _tds_upload(name: str, result: str, result_length: int, needs: str, *notes: str) -> Wire:
+def _tds_upload(name: str, result: str, result_length: int, needs: str, *notes: str, optional: bool = False) -> Wire:
     return Wire(
         name,
         f"/api/3ds/v1/{name}/{{endpointId}}",
         "control",
-        mandatory=("login", "client-order-id", "orderid", result, "control"),
+        mandatory=("login", "client-order-id", "orderid", *(() if optional else (result,)), "control"),
+        optional=(result,) if optional else (),
         lengths={**_TDS_LENGTHS, result: result_length},
         control=TDS_CONTROL,
         needs=needs,
@@ -341,9 +340,11 @@ WIRES: tuple[Wire, ...] = (
         "threeDSCompInd",
         1,
         "tds_method",
-        "threeDSCompInd mandatory: S10's M list stops at control and [DOC:upload-method-url-result] shows no"
-        " threeDSCompInd in the stored part, but [SPEC 4.2] says the upload carries it (Y/N/U): kept mandatory",
+        "threeDSCompInd optional: [SPEC 4.2] says the upload carries it (Y/N/U), but S10's M list stops at"
+        " control, its 'also' list (threeDSServerTransID, browser fields) does not name it, and"
+        " [DOC:upload-method-url-result] shows no threeDSCompInd in the stored part (S10 wins)",
         "browser fields are camel case in S10 and the docs (browserAcceptHeader, browserIP, ...): not sent",
+        optional=True,
     ),
     _tds_upload(
         "upload-cres-result",

@@ -221,7 +221,7 @@ def _target(engine: Engine, call: Call) -> Row:
 def upload_method_url_result(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
         tx = _target(engine, call)
-        indicator = call.fields["threeDSCompInd"]
+        indicator = call.fields.get("threeDSCompInd", "Y")  # not in section 10's list: the upload means it ran
         if indicator == "Y" and not engine.extra(tx).get("method_loaded"):
             call.warnings.append("threeDSCompInd=Y but the payer's browser never loaded the 3-D Secure method URL")
         tx = apply_method_result(engine, tx, indicator)
