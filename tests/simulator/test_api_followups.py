@@ -298,3 +298,18 @@ def test_a_lenient_simulator_takes_another_client_orderid_with_a_warning(lenient
         assert client.return_(client_orderid=other.client_orderid, orderid=sale.orderid).orderid == sale.orderid
         warnings = control.journal(limit=1)[0]["warnings"]
         assert any("is not the client_orderid of orderid" in w and "(lenient: accepted)" in w for w in warnings)
+
+
+@pytest.mark.parametrize(("signed", "accepted"), [("10.00", True), ("9.99", False)], ids=["order's", "another"])
+def test_a_capture_signing_an_amount_it_does_not_send(
+    client: GatewayClient, post, with_control, signed: str, accepted: bool
+) -> None:
+    """The family's PHP library signs the order's amount and currency on a full capture without sending
+    them: taken, with a journal warning; any other amount signed that way is a control mismatch."""
+    preauth = order(client, "preauth")
+    fields = {"login": "gatekit-demo", **ids(preauth)}
+    control = with_control("capture", {**fields, "amount": signed, "currency": "EUR"})["control"]
+    answer = post("/api/v2/capture/1001", {**fields, "control": control})
+    assert (answer.status_code == 200) is accepted, answer.text
+    if not accepted:
+        assert answer.json()["error-message"].startswith("control mismatch: capture expects")

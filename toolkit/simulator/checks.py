@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import hmac
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from toolkit import signing
 from toolkit.fields import FIELDS, LEGACY_SPELLINGS
 from toolkit.masking import mask_fields
 from toolkit.money import MoneyError
-from toolkit.operations import LOGIN, AuthScheme, Operation
+from toolkit.operations import LOGIN, AuthScheme, ControlFormula, Operation
 from toolkit.simulator.errors import SimError, control_error, endpoint_error, field_error, oauth_error
 from toolkit.simulator.settings import Merchant, SimulatorSettings
 from toolkit.simulator.store import Store
@@ -134,7 +134,24 @@ def check_login(op: Operation, fields: Mapping[str, str], address: Address) -> N
         )
 
 
-def check_control(op: Operation, fields: Mapping[str, str], address: Address, warnings: list[str]) -> None:
+# The order's (amount, currency) in major units, for a follow-up that signs them without sending them.
+OrderMoney = Callable[[], tuple[str, str] | None]
+
+
+def check_control(
+    op: Operation,
+    fields: Mapping[str, str],
+    address: Address,
+    warnings: list[str],
+    *,
+    order_money: OrderMoney | None = None,
+) -> None:
+    """The ``control`` of the request, as spec 5.1 and the operation's formula say.
+
+    A capture or return that sends no amount is signed without one (the documentation: "amount, if
+    sent"; the vectors).  The family's own PHP library signs the order's amount and currency there
+    all the same (``CaptureQuery.php``): that control is accepted too, with a conformance warning.
+    """
     formula = op.control
     assert formula is not None
     sent = fields.get("control", "")
@@ -145,12 +162,35 @@ def check_control(op: Operation, fields: Mapping[str, str], address: Address, wa
         parts = signing.control_parts(formula, fields, endpoint_id=address.path_id, login=merchant.login)
     except (KeyError, MoneyError) as exc:
         raise field_error(f"control: cannot be computed ({exc})") from None
-    expected = signing.control_checksum([value for _, value in parts], merchant.control_key.reveal())
-    if not hmac.compare_digest(expected.encode(), sent.lower().encode()):
+    if not _signed(parts, sent, merchant):
+        if _signed_with_order_money(formula, fields, address, sent, order_money):
+            warnings.append(
+                "control signs the order's amount and currency, which the request does not send; the "
+                "documentation signs them only when sent (the family's PHP library does this on capture)"
+            )
+            return
         used = ", ".join(f"{name}={value!r}" for name, value in parts)
         raise control_error(f"control mismatch: {op.name} expects {formula.text}; the simulator used {used}")
     if sent != sent.lower():
         warnings.append("control is upper-case hex; the gateway family writes SHA-1 digests in lower case")
+
+
+def _signed(parts: list[tuple[str, str]], sent: str, merchant: Merchant) -> bool:
+    expected = signing.control_checksum([value for _, value in parts], merchant.control_key.reveal())
+    return hmac.compare_digest(expected.encode(), sent.lower().encode())
+
+
+def _signed_with_order_money(
+    formula: ControlFormula, fields: Mapping[str, str], address: Address, sent: str, order_money: OrderMoney | None
+) -> bool:
+    if order_money is None or "amount" in fields or not {"amount", "currency"} <= formula.optional:
+        return False
+    money = order_money()
+    if money is None:
+        return False
+    with_money = {**fields, "amount": money[0], "currency": money[1]}
+    parts = signing.control_parts(formula, with_money, endpoint_id=address.path_id, login=address.merchant.login)
+    return _signed(parts, sent, address.merchant)
 
 
 def check_oauth(

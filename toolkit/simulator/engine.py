@@ -190,6 +190,13 @@ class Engine:
             raise state_error(f"no order with client_orderid {client_orderid}")
         return row
 
+    def order_money(self, login: str, orderid: str) -> tuple[str, str] | None:
+        """The amount (major units) and currency of the merchant's order, when it has them."""
+        order = self.order_tx(login, orderid)
+        if order is None or not order["currency"]:
+            return None
+        return self.amount_text(order), order["currency"]
+
     def order(self, call: Call) -> Row:
         """The order a follow-up names (``orderid`` and the original's ``client_orderid``, behaviour section 10)."""
         order = self.find(call.merchant.login, call.fields.get("orderid"), call.client_orderid)

@@ -83,7 +83,8 @@ def accept(
         )
     checks.check_fields(op, fields, warnings, lenient=lenient)
     if op.auth is AuthScheme.CONTROL:  # the control is computed over valid fields
-        checks.check_control(op, fields, address, warnings)
+        money = lambda: engine.order_money(address.merchant.login, fields.get("orderid", ""))  # noqa: E731
+        checks.check_control(op, fields, address, warnings, order_money=money)
     return Call(op, address.merchant, address.endpoint_id, address.group_id, fields, serial, warnings, lenient)
 
 
