@@ -2,9 +2,10 @@
 
 from pytest_bdd import parsers, scenarios, then, when
 
-from steps.conftest import Scene
 from toolkit.flows import Merchant, Order
 from toolkit.models import CardRefResponse
+
+from .conftest import Scene
 
 scenarios("../features/tokenization")
 REBILLS = {"is approved": "approved", "gives insufficient funds": "insufficient-funds"}
