@@ -125,3 +125,11 @@ def test_tags_choose_the_scenarios_and_a_clean_run_exits_zero(suite):
     assert run.returncode == 0, run.stdout + run.stderr
     assert flow_rows(run.stdout) == {"Card payments": ["PASS", "1", "0", "0"], "Refunds": ["PASS", "1", "0", "0"]}
     assert "Failures:" not in run.stdout
+
+
+def test_with_parallel_workers_each_flow_is_still_one_row(suite):
+    run = certify(suite, "-n", "2", "--tags", "not sunday")
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert flow_rows(run.stdout) == {"Card payments": ["FAIL", "1", "1", "0"], "Refunds": ["PASS", "1", "0", "0"]}
+    assert "[3/3] " in run.stdout

@@ -18,6 +18,7 @@ from typing import TextIO
 import pytest
 
 OUTCOMES = ("passed", "failed", "skipped")
+FLOW_PROPERTY = "flow"
 
 
 @dataclass
@@ -65,6 +66,11 @@ class Progress:
         self.total = len(session.items)
         self._flow_of = {item.nodeid: flow_of(item) for item in session.items}
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: object, ids: list[str]) -> None:
+        """With ``-n``, the workers collect: each reports the same ids."""
+        self.total = len(ids)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         failed_setup = report.when == "setup" and (report.failed or report.skipped)
         if report.when != "call" and not failed_setup and not (report.when == "teardown" and report.failed):
@@ -72,7 +78,8 @@ class Progress:
         if report.nodeid in self._counted:
             return
         self._counted.add(report.nodeid)
-        result = self.flows[self._flow_of.get(report.nodeid, report.nodeid)]
+        flow = dict(report.user_properties).get(FLOW_PROPERTY) or self._flow_of.get(report.nodeid, report.nodeid)
+        result = self.flows[str(flow)]
         outcome = report.outcome if report.outcome in OUTCOMES else "failed"
         setattr(result, outcome, getattr(result, outcome) + 1)
         if outcome == "failed":
@@ -104,6 +111,12 @@ class Progress:
         if failures:
             lines += ["", "Failures:", *(f"  {failure}" for failure in failures)]
         return "\n".join(lines)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """The flow travels with the reports (a worker's, with ``-n``, too): a property, also in the JUnit XML."""
+    item.user_properties.append((FLOW_PROPERTY, flow_of(item)))
 
 
 def pytest_configure(config: pytest.Config) -> None:
