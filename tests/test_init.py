@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.test_cli import run
-from toolkit._version import __version__
-from toolkit.commands.init import ALLURE_VERSION, FILES
+from toolkit._version import ALLURE_VERSION, __version__
+from toolkit.commands.init import FILES
 from toolkit.config import ConfigError, load_config
 
 ROOT = Path(__file__).resolve().parents[1]

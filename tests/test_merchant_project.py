@@ -81,3 +81,14 @@ def test_on_a_sandbox_profile_the_simulator_fixtures_skip_with_the_reason(tmp_pa
         "test_gateway_simulator": reason,
         "test_simulator_control": reason,
     }
+
+
+def test_the_readme_shows_each_fixture_with_the_project_test_that_uses_it():
+    readme = (PROJECT.parents[1] / "README.md").read_text()
+    section = readme[readme.index("## The pytest plugin") : readme.index("**Our phrases in your feature files.**")]
+    examples = section[section.index("```python") + len("```python") : section.rindex("```")].split("\n\n\n")[1:]
+    tests = (PROJECT / "test_fixtures.py").read_text()
+    fixtures = {row.split("`")[1] for row in section.splitlines() if row.startswith("| `")}
+    assert {example.split("(")[0].removeprefix("def test_") for example in examples} == fixtures - {"gateway_target"}
+    for example in examples:
+        assert example.strip() in tests, example

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit import suite
+from toolkit._version import ALLURE_VERSION
 from toolkit.certify import catalog
 from toolkit.config import load_config
 
@@ -118,7 +119,7 @@ def allure_command(cwd: Path) -> list[str] | None:
 def make_html(options: CertifyOptions, cwd: Path) -> str:
     command = allure_command(cwd)
     if command is None:
-        return "HTML report: not made (Allure 3 is not installed: `npm install allure@3` here, or put allure on PATH)"
+        return f"HTML report: not made (no Allure 3: npm install allure@{ALLURE_VERSION} here, or allure on PATH)"
     target = options.reports / "allure-report"
     result = subprocess.run([*command, "generate", str(options.results), "-o", str(target)],
                             capture_output=True, text=True, check=False, cwd=cwd)  # fmt: skip

@@ -14,10 +14,9 @@ import argparse
 from importlib import resources
 from pathlib import Path
 
-from toolkit._version import __version__
+from toolkit._version import ALLURE_VERSION, __version__
 from toolkit.commands.common import Subparsers, UsageError
 
-ALLURE_VERSION = "3.18.0"  # the Allure 3 of package.json, for the CI files
 # file written -> template in toolkit/scaffold/
 FILES = {
     "gatekit.toml": "gatekit.toml.tmpl",
