@@ -19,8 +19,10 @@ import pkgutil
 from types import ModuleType
 
 import pytest
+from pytest_bdd.feature import get_features
 
 from toolkit import suite
+from toolkit.certify.catalog import feature_tags
 
 
 def _is_fixture(value: object) -> bool:
@@ -56,6 +58,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         suite.root()
     except suite.SuiteMissing as error:  # one clear line, not a traceback
         raise pytest.UsageError(str(error)) from None
+    for tag in sorted(feature_tags(get_features([str(suite.features_dir())]))):  # --strict-markers accepts them
+        session.config.addinivalue_line("markers", f"{tag}: gatekit scenario tag")
     shared, *flows = step_modules()
     for library in (library_of([shared], "gatekit-shared-steps"), library_of(flows, "gatekit-flow-steps")):
         session.config.pluginmanager.register(library, library.__name__)
