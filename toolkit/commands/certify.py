@@ -25,7 +25,9 @@ def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "certify",
         help="run the certification suite against a profile, with reports",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description="Run gatekit's certification flows and your own feature files against a profile; "
+        "write Allure results, JUnit XML and an HTML report.",
+        epilog="exit status: 0 every flow passed, 1 a flow failed, 2 it could not run (one line says why)",
     )
     parser.add_argument(
         "--profile", help="simulator (default), sandbox or a [profiles.NAME] of gatekit.toml (GATEKIT_PROFILE)"

@@ -42,7 +42,8 @@ def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "init",
         help="scaffold a repository: profiles, an example feature, conftest.py, CI files",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description="Scaffold a merchant's repository: gatekit.toml, an example feature, conftest.py, "
+        "pytest.ini, .gitignore and CI files for GitHub Actions and GitLab CI.",
     )
     parser.add_argument(
         "directory", metavar="DIR", nargs="?", type=Path, default=Path("."), help="where (default: here)"
