@@ -133,3 +133,27 @@ def test_with_parallel_workers_each_flow_is_still_one_row(suite):
     assert run.returncode == 1, run.stdout + run.stderr
     assert flow_rows(run.stdout) == {"Card payments": ["FAIL", "1", "1", "0"], "Refunds": ["PASS", "1", "0", "0"]}
     assert "[3/3] " in run.stdout
+
+
+def test_a_merchant_s_features_use_gatekit_s_phrases_and_their_own_steps_win(tmp_path):
+    (tmp_path / "features").mkdir()
+    (tmp_path / "features" / "shop.feature").write_text("""\
+Feature: Shop
+  Scenario: A sale with the shop's own verdict
+    Given a card that is approved
+    When the merchant sends a sale of 10.00 EUR
+    Then the order is approved
+""")
+    (tmp_path / "conftest.py").write_text("""\
+import pytest
+from pytest_bdd import then
+
+
+@then("the order is approved")
+def shop_verdict(order):
+    pytest.skip(f"the shop's own step saw order {order.orderid}")
+""")
+    run = certify(tmp_path)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "  skipped 1: the shop's own step saw order " in run.stdout
