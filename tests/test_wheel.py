@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.sample_requests import PAN, SALE
 from toolkit.cli import COMMANDS
 from toolkit.commands.init import FILES
 
@@ -102,14 +103,11 @@ def simulator(installed: Installed, tmp_path: Path) -> Iterator[str]:
 
 
 def test_call_sale_against_the_installed_simulator(installed, simulator, tmp_path):
-    fields = ["client_orderid=inv-1", "order_desc=Order 1", "amount=10.42", "currency=EUR", "address1=1 Main St",
-              "city=Berlin", "zip_code=10115", "country=DE", "email=payer@example.com", "ipaddress=203.0.113.7",
-              "credit_card_number=4538977399606732", "card_printed_name=JOHN SMITH", "expire_month=12",
-              "expire_year=2099", "cvv2=123"]  # fmt: skip
+    fields = [f"{name}={value}" for name, value in SALE.items()]
     done = installed.run("gatekit", "call", "sale", *fields, "--base-url", simulator, cwd=tmp_path)
 
     assert done.returncode == 0, done.stderr
-    assert '"type": "async-response"' in done.stdout and "4538977399606732" not in done.stdout + done.stderr
+    assert '"type": "async-response"' in done.stdout and PAN not in done.stdout + done.stderr
 
 
 def flow_rows(stdout: str) -> dict[str, list[str]]:

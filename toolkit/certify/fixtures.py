@@ -42,7 +42,7 @@ from toolkit.simulator.server import SimulatorServer
 @pytest.fixture(scope="session")
 def gateway_target(request: pytest.FixtureRequest) -> Iterator[GatewayTarget]:
     name, file = profile_option(request.config)
-    target = start_target(name, config_file=file)
+    target = start_target(name, config_file=file, lenient=request.config.getoption("--simulator-lenient"))
     try:
         yield target
     finally:

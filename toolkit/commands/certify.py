@@ -57,6 +57,11 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--reports", type=Path, default=Path("reports"), help="JUnit XML and HTML report directory")
     parser.add_argument("-n", "--workers", type=int, default=0, help="parallel workers (pytest-xdist)")
     parser.add_argument("--no-html", action="store_true", help="skip the Allure HTML report")
+    parser.add_argument(
+        "--lenient",
+        action="store_true",
+        help="embedded simulator only: forgive what the production gateway refuses (the journal warns)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -67,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
     options = CertifyOptions(profile=args.profile, tags=args.tags, config_file=args.config, suite=args.suite,
                              suite_only=args.suite_only, results=args.results, reports=args.reports,
-                             workers=args.workers, html=not args.no_html)  # fmt: skip
+                             workers=args.workers, html=not args.no_html, lenient=args.lenient)  # fmt: skip
     try:
         if args.list or args.list_tags:
             return show(options, tags_only=args.list_tags)

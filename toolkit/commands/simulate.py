@@ -42,6 +42,12 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--config", type=Path, help="TOML settings: [simulator] and [[merchant]] tables")
     parser.add_argument("--db", default=":memory:", help="SQLite file that keeps the state across restarts")
     parser.add_argument("--latency", type=float, help="seconds before a decision (status says processing until then)")
+    parser.add_argument(
+        "--lenient",
+        action="store_true",
+        help="forgive what the production gateway refuses (missing login, misspelled fields, expired cards...) "
+        "with a journal warning; a merchant's own 'lenient' setting still wins",
+    )
     parser.add_argument("--log-level", default="warning", choices=("critical", "error", "warning", "info", "debug"))
     parser.set_defaults(handler=run)
     return parser
@@ -50,7 +56,7 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C or SIGTERM; 0 after a clean stop, 2 when something cannot be used."""
     try:
-        settings = _settings(args.config, args.latency)
+        settings = _settings(args.config, args.latency, args.lenient)
         server = SimulatorServer(settings, db=args.db, host=args.host, port=args.port, log_level=args.log_level)
     except SettingsError as exc:
         return _unusable(str(exc))
@@ -66,8 +72,10 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _settings(path: Path | None, latency: float | None) -> SimulatorSettings:
+def _settings(path: Path | None, latency: float | None, lenient: bool = False) -> SimulatorSettings:
     settings = load_settings(path)
+    if lenient:
+        settings = dataclasses.replace(settings, lenient=True)
     if latency is None:
         return settings
     if latency < 0:
@@ -88,6 +96,12 @@ def describe(server: SimulatorServer, out: TextIO) -> None:
         f"openapi: {server.base_url}/openapi.json",
         f"database: {server.store.path}" + (" (in memory: lost at exit)" if server.store.path == ":memory:" else ""),
         f"latency: {settings.latency:g} s",
+        "checks: "
+        + (
+            "lenient (forgives what the production gateway refuses; the journal warns)"
+            if settings.lenient
+            else "strict, as the production gateway (--lenient forgives, with journal warnings)"
+        ),
     ]
     for merchant in settings.merchants:
         lines.extend(_merchant_lines(merchant))
@@ -105,6 +119,8 @@ def _merchant_lines(merchant: Merchant) -> list[str]:
         f"  endpoint group ids: {', '.join(merchant.endpoint_group_ids) or '-'}",
         f"  payout balance: {merchant.payout_balance} {merchant.currency}",
     ]
+    if merchant.lenient is not None:
+        lines.append(f"  checks: {'lenient' if merchant.lenient else 'strict'} (this merchant's own setting)")
     if is_demo:  # the one control key that may be printed: it is published in toolkit/demo.py
         lines.append(f"  control key: {merchant.control_key.reveal()}")
         lines.append("  rsa key pair: toolkit/data/demo-private-pkcs8.pem, toolkit/data/demo-public.pem")

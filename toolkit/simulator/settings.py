@@ -8,6 +8,8 @@
     settlement_after = 86400           # approved sales and captures settle after this many seconds
     challenge_timeout = 900            # a 3-D Secure result not uploaded by then declines
 
+    lenient = false                   # true: forgive what the production gateway refuses (journal warns)
+
     [[merchant]]
     login = "acme"
     control_key = "..."
@@ -16,6 +18,7 @@
     rsa_public_key_file = "keys/public.pem"
     payout_balance = "1000.00"
     currency = "EUR"
+    lenient = false                    # this merchant only (default: the [simulator] setting)
 
 Without a file the documented demo merchant of ``toolkit.demo`` exists.
 """
@@ -49,6 +52,7 @@ class Merchant:
     rsa_public_key: rsa.RSAPublicKey | None = field(default=None, repr=False, compare=False)
     payout_balance: Decimal = Decimal("0")
     currency: str = "EUR"
+    lenient: bool | None = None  # None: the simulator's setting
 
     @property
     def payout_balance_minor(self) -> int:
@@ -65,6 +69,11 @@ class SimulatorSettings:
     settlement_after: float = 86400.0
     challenge_timeout: float = 900.0
     method_timeout: float = 10.0  # spec section 8
+    lenient: bool = False  # forgive what the production gateway refuses (with a journal warning)
+
+    def is_lenient(self, merchant: Merchant) -> bool:
+        """Whether requests of ``merchant`` are checked leniently (its own setting wins)."""
+        return self.lenient if merchant.lenient is None else merchant.lenient
 
     def merchant_by_login(self, login: str) -> Merchant | None:
         return next((m for m in self.merchants if m.login == login), None)
@@ -94,6 +103,7 @@ MERCHANT_SETTINGS = (
     "rsa_public_key_file",
     "payout_balance",
     "currency",
+    "lenient",
 )
 SIMULATOR_SETTINGS = tuple(name for name in SimulatorSettings.__dataclass_fields__ if name != "merchants")
 
@@ -137,6 +147,9 @@ def _merchant(table: dict[str, Any], base: Path, index: int) -> Merchant:
         raise SettingsError(f"{where}: payout_balance/currency: {exc}") from None
     except InvalidOperation:
         raise SettingsError(f"{where}: payout_balance {table['payout_balance']!r} is not an amount") from None
+    lenient = table.get("lenient")
+    if lenient is not None and not isinstance(lenient, bool):
+        raise SettingsError(f"{where}: lenient must be true or false, got {lenient!r}")
     return Merchant(
         login=str(table["login"]),
         control_key=Secret(str(table["control_key"])),
@@ -145,6 +158,7 @@ def _merchant(table: dict[str, Any], base: Path, index: int) -> Merchant:
         rsa_public_key=public_key,
         payout_balance=balance,
         currency=currency,
+        lenient=lenient,
     )
 
 
@@ -163,6 +177,10 @@ def _simulator(table: dict[str, Any], where: str) -> dict[str, Any]:
             if not isinstance(value, list) or not value:
                 raise SettingsError(f"{where}: callback_retry must be a list of seconds, e.g. [1, 2, 4]")
             values[name] = tuple(float(_seconds(where, name, item)) for item in value)
+        elif name == "lenient":
+            if not isinstance(value, bool):
+                raise SettingsError(f"{where}: lenient must be true or false, got {value!r}")
+            values[name] = value
         else:
             values[name] = _seconds(where, name, value)
     return values
