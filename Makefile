@@ -34,7 +34,7 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
 unit: $(STAMP) $(BROWSER_STAMP)
-	$(VENV)/bin/pytest -q -n 2
+	$(VENV)/bin/pytest -q -n 2 --dist loadgroup
 
 test: lint typecheck unit
 

@@ -1,5 +1,9 @@
 """Steps shared by every flow: cards, orders, outcomes, refusals.  Each step is a few lines over toolkit.
 
+The ``merchant``, ``payer`` and ``gateway_*`` fixtures come from gatekit's pytest plugin
+(``toolkit.certify.fixtures``).  Step modules import from here relatively (``from .conftest import
+Scene``): the wheel ships this folder as ``toolkit.suite.steps`` (``toolkit/suite/__init__.py``).
+
 Messages that only the simulator words (refusal reasons, decline texts) are checked against the
 simulator; against a sandbox the step checks the kind of answer, whose wording is the gateway's.
 """
@@ -73,11 +77,6 @@ def target(gateway_target: GatewayTarget) -> GatewayTarget:
     return gateway_target
 
 
-@pytest.fixture
-def merchant(gateway_client: GatewayClient, target: GatewayTarget) -> Merchant:
-    return Merchant(gateway_client, target.receiver, callback_url=target.callback_url, on_poll=reporting.record_poll)
-
-
 MerchantFactory = Callable[..., Merchant]
 
 
@@ -94,13 +93,6 @@ def merchant_with(target: GatewayTarget, exchange_observer: Callable[[Exchange],
     yield make
     for client in clients:
         client.close()
-
-
-@pytest.fixture
-def payer() -> Iterator[Payer]:
-    browser = Payer()
-    yield browser
-    browser.session.close()
 
 
 # --- Given ----------------------------------------------------------------------------------------

@@ -2,11 +2,12 @@
 
 from pytest_bdd import given, parsers, scenarios, then, when
 
-from steps.conftest import Scene
 from toolkit.callbacks import Received
 from toolkit.certify import reporting
 from toolkit.certify.target import GatewayTarget
 from toolkit.flows import Merchant, Order
+
+from .conftest import Scene
 
 scenarios("../features/callbacks")
 

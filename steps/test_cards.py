@@ -4,10 +4,11 @@ from decimal import Decimal
 
 from pytest_bdd import parsers, scenarios, then, when
 
-from steps.conftest import Scene, money
 from toolkit.flows import Merchant, Order
 from toolkit.models import CardRefResponse, RecurringPaymentResponse, Status
 from toolkit.testdata.cards import Card
+
+from .conftest import Scene, money
 
 scenarios("../features/cards")
 PERIODS = {"daily": "day", "weekly": "week", "monthly": "month", "yearly": "year"}

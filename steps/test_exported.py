@@ -16,7 +16,7 @@ _PREFIX = "pytestbdd_stepdef_"
 
 for _path in sorted(STEPS.glob("test_*.py")):
     if _path.stem != Path(__file__).stem:
-        _module = importlib.import_module(f"steps.{_path.stem}")
+        _module = importlib.import_module(f"{__package__}.{_path.stem}")
         globals().update({name: value for name, value in vars(_module).items() if name.startswith(_PREFIX)})
 
 scenarios(os.environ.get("GATEKIT_EXPORTED_FEATURES", str(STEPS.parent / "features" / "exported")))

@@ -4,11 +4,12 @@ from decimal import Decimal
 
 from pytest_bdd import parsers, scenarios, then, when
 
-from steps.conftest import Scene, money
 from toolkit.certify.target import GatewayTarget
 from toolkit.flows import Merchant, Order
 from toolkit.models import Status
 from toolkit.testdata.cards import card_for
+
+from .conftest import Scene, money
 
 scenarios("../features/payouts")
 

@@ -4,10 +4,11 @@ from decimal import Decimal
 
 from pytest_bdd import given, scenarios, then, when
 
-from steps.conftest import Scene, money
 from toolkit.certify.target import GatewayTarget
 from toolkit.flows import Merchant, Order
 from toolkit.models import Status
+
+from .conftest import Scene, money
 
 scenarios("../features/preauth")
 

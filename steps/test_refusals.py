@@ -5,9 +5,10 @@ from decimal import Decimal
 
 from pytest_bdd import parsers, scenarios, when
 
-from steps.conftest import Scene
 from toolkit.flows import Merchant, Order
 from toolkit.testdata.cards import card_for
+
+from .conftest import Scene
 
 scenarios("../features/refusals")
 

@@ -4,9 +4,10 @@ from decimal import Decimal
 
 from pytest_bdd import given, parsers, scenarios, then, when
 
-from steps.conftest import Scene, money
 from toolkit.flows import Merchant, Order
 from toolkit.models import Status
+
+from .conftest import Scene, money
 
 scenarios("../features/returns")
 

@@ -6,8 +6,9 @@ from decimal import Decimal
 
 from pytest_bdd import scenarios, when
 
-from steps.conftest import MerchantFactory, Scene
 from toolkit.testdata.cards import Card, card_for
+
+from .conftest import MerchantFactory, Scene
 
 scenarios("../features/signing")
 

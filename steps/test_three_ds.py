@@ -2,9 +2,10 @@
 
 from pytest_bdd import parsers, scenarios, then, when
 
-from steps.conftest import Scene
 from toolkit.flows import Merchant, Order
 from toolkit.payer import Payer
+
+from .conftest import Scene
 
 scenarios("../features/three_ds")
 

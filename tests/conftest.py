@@ -12,6 +12,9 @@ from tests.recording_server import RecordingServer
 from toolkit.client import GatewayClient
 from toolkit.config import GatewayConfig, simulator_config
 
+# A merchant's repository in miniature, run as a pytest session of its own by test_merchant_project.py.
+collect_ignore = ["merchant_project"]
+
 
 @pytest.fixture
 def server() -> Iterator[RecordingServer]:

@@ -444,11 +444,26 @@ def test_installed_console_script_calls_the_gateway(server):
     assert refused.returncode == 2 and "client_orderid: is required by status" in refused.stderr
 
 
-def test_certify_without_a_suite_is_a_usage_error_on_stderr(capsys, monkeypatch, tmp_path):
-    monkeypatch.setenv("GATEKIT_SUITE", str(tmp_path))
-    code, out, err = run(capsys, "certify", "--no-html", "--results", str(tmp_path / "r"))
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--profile", "nosuch"], "unknown profile 'nosuch'; known profiles: simulator, sandbox"),
+        (["--profile", "sandbox"], "profile sandbox: missing base_url (GATEWAY_BASE_URL), login (GATEWAY_LOGIN), "),
+        (["--tags", "threeds and nosuchtag"], "--tags 'threeds and nosuchtag': no scenario is tagged nosuchtag ("),
+        (["--tags", "threeds and"], "--tags 'threeds and': expected not OR left parenthesis OR identifier"),
+        (["--tags", "threeds and payouts"], "--tags 'threeds and payouts' selects no scenario"),
+        (["--suite", "missing"], "--suite missing: no such directory"),
+        (["--suite", "."], "--suite .: no .feature files in it"),
+        (["--suite-only"], "--suite-only: give --suite DIR, the folder of your own feature files"),
+    ],
+    ids=["unknown-profile", "missing-variables", "unknown-tag", "bad-expression", "empty-selection", "no-suite",
+         "empty-suite", "suite-only-alone"],
+)  # fmt: skip
+def test_certify_refuses_what_it_cannot_run_in_one_line(capsys, argv, message):
+    code, out, err = run(capsys, "certify", "--no-html", *argv)
+
     assert (code, out) == (2, "")
-    assert err.startswith("gatekit certify: no features/ and steps/ under ") and "GATEKIT_SUITE" in err
+    assert err.startswith(f"gatekit certify: {message}") and err.count("\n") == 1, err
 
 
 def test_the_help_of_secret_flags_says_to_prefer_the_environment(capsys):

@@ -22,7 +22,7 @@ from toolkit.errors import ApiError, GatewayError, InvalidRequestError, Protocol
 from toolkit.keys import KeyProblem
 from toolkit.masking import mask_text
 
-COMMANDS = ["call", "sign", "keys", "operations", "listen", "certify", "simulate"]
+COMMANDS = ["init", "certify", "call", "sign", "keys", "operations", "listen", "simulate"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1

@@ -1,14 +1,15 @@
-"""The pytest plugin of the certification suite (loaded by the root ``conftest.py``).
+"""gatekit's pytest plugin (the ``pytest11`` entry point ``gatekit``): on in every pytest run once gatekit is installed.
 
-Options: ``--gateway-profile NAME`` (default ``simulator``: the embedded simulator on a free port)
-and ``--gateway-config FILE`` (profiles TOML).  Scenarios tagged ``@simulator`` need the control
-API and are skipped on a sandbox; ``@callbacks`` ones are skipped when the gateway cannot reach
-this machine.  Gherkin steps, HTTP exchanges, polls and callbacks become Allure steps.
+Options: ``--gateway-profile NAME`` (default ``GATEKIT_PROFILE`` or ``simulator``: the embedded
+simulator on a free port) and ``--gateway-config FILE`` (profiles TOML; default ``gatekit.toml``).
+The fixtures are in ``toolkit.certify.fixtures``; the suite's phrases in ``toolkit.steps``.
+Scenarios tagged ``@simulator`` need the control API and are skipped on a sandbox; ``@callbacks``
+ones are skipped when the gateway cannot reach this machine.  Gherkin steps, HTTP exchanges,
+polls and callbacks become Allure steps.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,11 @@ import allure
 import pytest
 
 from toolkit.certify import reporting
-from toolkit.certify.target import GatewayTarget, embeds_simulator, no_callbacks_reason, start_target
-from toolkit.client import GatewayClient
-from toolkit.config import load_config
+from toolkit.certify.target import embeds_simulator, no_callbacks_reason
+from toolkit.config import ConfigError, GatewayConfig, load_config
 from toolkit.operations import OPERATIONS
+
+pytest_plugins = ["toolkit.certify.fixtures"]
 
 # Gherkin tags in use: flows, kinds of scenario, and every catalogue operation.
 FLOW_TAGS = ("threeds", "returns", "tokenization", "payouts", "preauth", "hosted_forms", "cards", "callbacks",
@@ -28,9 +30,13 @@ _OPEN_STEPS = pytest.StashKey[list[Any]]()  # the Allure steps of the scenario's
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gatekit", "gatekit certification suite")
-    group.addoption("--gateway-profile", default=None, help="profile to certify against (default: simulator)")
-    group.addoption("--gateway-config", default=None, help="TOML file with named profiles")
+    group = parser.getgroup("gatekit", "gatekit: the gateway under test")
+    group.addoption(
+        "--gateway-profile",
+        default=None,
+        help="simulator, sandbox or a [profiles.NAME] (default: GATEKIT_PROFILE or simulator)",
+    )
+    group.addoption("--gateway-config", default=None, help="TOML file with named profiles (default: gatekit.toml)")
     group.addoption(
         "--simulator-lenient",
         action="store_true",
@@ -43,10 +49,19 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{tag}: gatekit scenario tag")
 
 
-def _profile(config: pytest.Config) -> tuple[str, Path | None]:
-    name = config.getoption("--gateway-profile") or "simulator"
+def profile_option(config: pytest.Config) -> tuple[str | None, Path | None]:
+    """``--gateway-profile`` (None: ``GATEKIT_PROFILE`` or ``simulator``) and ``--gateway-config``."""
     file = config.getoption("--gateway-config")
-    return name, Path(file) if file else None
+    return config.getoption("--gateway-profile"), Path(file) if file else None
+
+
+def load_profile(config: pytest.Config) -> GatewayConfig:
+    """The chosen profile; a profile that cannot be used stops the run with one line, not a traceback."""
+    name, file = profile_option(config)
+    try:
+        return load_config(name, file=file)
+    except ConfigError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -55,14 +70,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if item.get_closest_marker("strict"):
                 item.add_marker(pytest.mark.skip(reason=reason))
-    name, file = _profile(config)
     if not any(item.get_closest_marker("simulator") or item.get_closest_marker("callbacks") for item in items):
         return
-    base = load_config(name, file=file)
+    base = load_profile(config)
     no_callbacks = no_callbacks_reason(base)
     for item in items:
         if item.get_closest_marker("simulator") and not embeds_simulator(base):
-            item.add_marker(pytest.mark.skip(reason=f"needs the simulator's control API; profile {name} is a sandbox"))
+            reason = f"needs the simulator's control API; profile {base.profile} is a sandbox"
+            item.add_marker(pytest.mark.skip(reason=reason))
         if item.get_closest_marker("callbacks") and no_callbacks:
             item.add_marker(pytest.mark.skip(reason=no_callbacks))
 
@@ -70,36 +85,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_sessionstart(session: pytest.Session) -> None:
     results = getattr(session.config.option, "allure_report_dir", None)
     if results:
-        name, file = _profile(session.config)
-        config = load_config(name, file=file)
+        config = load_profile(session.config)
         reporting.write_environment(Path(results), {
-            "profile": name,
+            "profile": config.profile,
             "base_url": "embedded simulator on a free loopback port" if embeds_simulator(config) else config.base_url,
             "endpoint_id": config.endpoint_id or "",
             "endpoint_group_id": config.endpoint_group_id or "",
         })  # fmt: skip
-
-
-@pytest.fixture(scope="session")
-def gateway_target(request: pytest.FixtureRequest) -> Iterator[GatewayTarget]:
-    name, file = _profile(request.config)
-    target = start_target(name, config_file=file, lenient=request.config.getoption("--simulator-lenient"))
-    try:
-        yield target
-    finally:
-        target.stop()
-
-
-@pytest.fixture
-def exchange_observer() -> Callable[..., None]:
-    return reporting.attach_exchange
-
-
-@pytest.fixture
-def gateway_client(gateway_target: GatewayTarget, exchange_observer: Callable[..., None]) -> Iterator[GatewayClient]:
-    client = GatewayClient(gateway_target.config, observers=[exchange_observer])
-    yield client
-    client.close()
 
 
 # --- pytest-bdd -> Allure ------------------------------------------------------------------------

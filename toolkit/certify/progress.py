@@ -1,15 +1,16 @@
 """A live progress line while the suite runs, and a verdict per flow at the end.
 
 Loaded by ``gatekit certify`` instead of pytest's own terminal output: one line rewritten in
-place on a terminal (one line per scenario elsewhere, e.g. in CI logs), then the failures with
-their reasons, a table of flows, and the paths of the reports.
+place on a terminal (one line per scenario elsewhere, e.g. in CI logs), then a table of flows
+with the reasons of their skipped scenarios under each flow, the failures with their reasons,
+and the paths of the reports.
 """
 
 from __future__ import annotations
 
 import functools
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -17,6 +18,7 @@ from typing import TextIO
 import pytest
 
 OUTCOMES = ("passed", "failed", "skipped")
+FLOW_PROPERTY = "flow"
 
 
 @dataclass
@@ -25,6 +27,7 @@ class FlowResult:
     failed: int = 0
     skipped: int = 0
     failures: list[str] = field(default_factory=list)
+    skip_reasons: Counter[str] = field(default_factory=Counter)
 
     @property
     def verdict(self) -> str:
@@ -63,6 +66,11 @@ class Progress:
         self.total = len(session.items)
         self._flow_of = {item.nodeid: flow_of(item) for item in session.items}
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: object, ids: list[str]) -> None:
+        """With ``-n``, the workers collect: each reports the same ids."""
+        self.total = len(ids)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         failed_setup = report.when == "setup" and (report.failed or report.skipped)
         if report.when != "call" and not failed_setup and not (report.when == "teardown" and report.failed):
@@ -70,11 +78,14 @@ class Progress:
         if report.nodeid in self._counted:
             return
         self._counted.add(report.nodeid)
-        result = self.flows[self._flow_of.get(report.nodeid, report.nodeid)]
+        flow = dict(report.user_properties).get(FLOW_PROPERTY) or self._flow_of.get(report.nodeid, report.nodeid)
+        result = self.flows[str(flow)]
         outcome = report.outcome if report.outcome in OUTCOMES else "failed"
         setattr(result, outcome, getattr(result, outcome) + 1)
         if outcome == "failed":
             result.failures.append(f"{report.nodeid}\n    {_reason(report)}")
+        elif outcome == "skipped":
+            result.skip_reasons[_skip_reason(report)] += 1
         self.done += 1
         self._show(report.nodeid, outcome)
 
@@ -95,10 +106,17 @@ class Progress:
             lines.append(
                 f"{name.ljust(width)}{result.verdict:7}  {result.passed:6}  {result.failed:6}  {result.skipped:7}"
             )
+            lines += [f"  skipped {count}: {reason}" for reason, count in sorted(result.skip_reasons.items())]
         failures = [failure for result in self.flows.values() for failure in result.failures]
         if failures:
             lines += ["", "Failures:", *(f"  {failure}" for failure in failures)]
         return "\n".join(lines)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """The flow travels with the reports (a worker's, with ``-n``, too): a property, also in the JUnit XML."""
+    item.user_properties.append((FLOW_PROPERTY, flow_of(item)))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -110,6 +128,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     progress = config.pluginmanager.get_plugin("gatekit-progress")
     if isinstance(progress, Progress):
         print(progress.summary(), file=progress.stream, flush=True)
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    """pytest keeps a skip as ``(path, line, "Skipped: reason")``."""
+    longrepr = report.longrepr
+    text = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return text.removeprefix("Skipped: ").strip() or "skipped"
 
 
 def _reason(report: pytest.TestReport) -> str:

@@ -1,27 +1,45 @@
 """``gatekit certify``: run the suite against a profile, write Allure results, JUnit XML and an HTML report.
 
-The suite (``features/`` and ``steps/``) is found in the current directory or ``GATEKIT_SUITE``.
-The HTML report is made by Allure 3 (``npx allure generate``, pinned in package.json, installed
-by ``make``); without it the results and JUnit XML are still written and the command says so.
+What runs: gatekit's own flows (``toolkit.suite``, shipped in the wheel) and the merchant's
+feature files (``--suite DIR``, or ``./features`` when present), all with gatekit's steps
+(``toolkit.steps``) and the merchant's ``conftest.py``.  The run is a separate pytest process in
+the current directory, which is the rootdir; the directory's own pytest configuration applies
+when it has one.  Everything that can be refused is refused before pytest starts: the profile,
+the suite, the tags.  The HTML report is made by Allure 3 (``npx allure generate``: ``allure``
+from ``./node_modules`` or the PATH); without it the results and JUnit XML are still written.
 """
 
 from __future__ import annotations
 
-import os
+import configparser
 import shutil
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
+from toolkit import suite
+from toolkit._version import ALLURE_VERSION
+from toolkit.certify import catalog
+from toolkit.config import load_config
+
+BUNDLED_INI = Path(__file__).with_name("certify.ini")
+PLUGINS = ("toolkit.certify.progress", "toolkit.certify.collect", "toolkit.steps")
+EXIT_PASSED, EXIT_FAILED, EXIT_NOT_RUN = 0, 1, 2
+
+
+class SuiteError(ValueError):
+    """A suite that cannot be run as asked (no such folder, no feature files)."""
 
 
 @dataclass(frozen=True)
 class CertifyOptions:
-    profile: str = "simulator"
+    profile: str | None = None
     tags: str | None = None
     config_file: Path | None = None
+    suite: Path | None = None
+    suite_only: bool = False
     results: Path = Path("allure-results")
     reports: Path = Path("reports")
     workers: int = 0
@@ -29,26 +47,59 @@ class CertifyOptions:
     lenient: bool = False  # the embedded simulator forgives what the production gateway refuses
 
 
-def suite_dir() -> Path:
-    root = Path(os.environ.get("GATEKIT_SUITE", "."))
-    if not (root / "steps").is_dir() or not (root / "features").is_dir():
-        raise FileNotFoundError(f"no features/ and steps/ under {root.resolve()}: run from the gatekit checkout "
-                                "or set GATEKIT_SUITE")  # fmt: skip
-    return root
+def own_features(options: CertifyOptions, cwd: Path) -> Path | None:
+    """The merchant's feature folder: ``--suite``, or ``./features`` unless it is gatekit's own."""
+    if options.suite is not None:
+        if not options.suite.is_dir():
+            raise SuiteError(f"--suite {options.suite}: no such directory")
+        if not any(options.suite.rglob("*.feature")):
+            raise SuiteError(f"--suite {options.suite}: no .feature files in it")
+        return options.suite
+    local = cwd / "features"
+    if not local.is_dir() or local.resolve() == suite.features_dir().resolve():
+        return None
+    return local
 
 
-def pytest_args(options: CertifyOptions, root: Path) -> list[str]:
-    args = [
-        str(root / "steps"),
-        f"--rootdir={root}",
-        f"--gateway-profile={options.profile}",
-        f"--alluredir={options.results}",
-        f"--junitxml={options.reports / 'junit.xml'}",
-        "-p", "no:terminal",
-        "-p", "toolkit.certify.progress",
-        # allure-pytest-bdd, when a merchant's environment has it, registers --alluredir beside allure-pytest
-        "-p", "no:allure_pytest_bdd",
-    ]  # fmt: skip
+def suite_folders(options: CertifyOptions, cwd: Path) -> list[Path]:
+    own = own_features(options, cwd)
+    if options.suite_only and own is None:
+        raise SuiteError("--suite-only: give --suite DIR, the folder of your own feature files")
+    return ([] if options.suite_only else [suite.features_dir()]) + ([own] if own else [])
+
+
+def _has_pytest_section(path: Path) -> bool:
+    if path.name in ("pytest.ini", ".pytest.ini"):
+        return True
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.name == "pyproject.toml":
+        return "pytest" in tomllib.loads(text).get("tool", {})
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read_string(text)
+    return parser.has_section("pytest" if path.name == "tox.ini" else "tool:pytest")
+
+
+def pytest_config_file(cwd: Path) -> Path | None:
+    """The pytest configuration pytest itself would use from ``cwd`` (searched upwards), if any."""
+    names = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+    for folder in (cwd, *cwd.parents):
+        for name in names:
+            if (folder / name).is_file() and _has_pytest_section(folder / name):
+                return folder / name
+    return None
+
+
+def pytest_args(options: CertifyOptions, folders: list[Path], cwd: Path) -> list[str]:
+    ini = pytest_config_file(cwd)
+    args = [*map(str, folders), "-c", str(ini or BUNDLED_INI), f"--rootdir={ini.parent if ini else cwd}",
+            f"--confcutdir={ini.parent if ini else cwd}", f"--alluredir={options.results}",
+            f"--junitxml={options.reports / 'junit.xml'}", "-p", "no:terminal", "-p", "no:cacheprovider",
+            # allure-pytest-bdd, when a merchant's environment has it, registers --alluredir beside allure-pytest
+            "-p", "no:allure_pytest_bdd"]  # fmt: skip
+    for plugin in PLUGINS:
+        args += ["-p", plugin]
+    if options.profile:
+        args.append(f"--gateway-profile={options.profile}")
     if options.config_file:
         args.append(f"--gateway-config={options.config_file}")
     if options.tags:
@@ -60,37 +111,47 @@ def pytest_args(options: CertifyOptions, root: Path) -> list[str]:
     return args
 
 
-def allure_command(root: Path) -> list[str] | None:
-    local = root / "node_modules" / ".bin" / "allure"
+def allure_command(cwd: Path) -> list[str] | None:
+    local = cwd / "node_modules" / ".bin" / "allure"
     if local.exists():
         return [str(local)]
     found = shutil.which("allure")
     return [found] if found else None
 
 
-def make_html(options: CertifyOptions, root: Path) -> str:
-    command = allure_command(root)
+def make_html(options: CertifyOptions, cwd: Path) -> str:
+    command = allure_command(cwd)
     if command is None:
-        return "HTML report: not made (Allure 3 is not installed: run `make certify` or `npm ci`)"
+        return f"HTML report: not made (no Allure 3: npm install allure@{ALLURE_VERSION} here, or allure on PATH)"
     target = options.reports / "allure-report"
     result = subprocess.run([*command, "generate", str(options.results), "-o", str(target)],
-                            capture_output=True, text=True, check=False)  # fmt: skip
+                            capture_output=True, text=True, check=False, cwd=cwd)  # fmt: skip
     if result.returncode != 0:
         return f"HTML report: allure generate failed: {(result.stderr or result.stdout).strip()[:500]}"
     return f"HTML report: {(target / 'index.html').resolve()}"
 
 
-def certify(options: CertifyOptions) -> int:
+def prepare(options: CertifyOptions, cwd: Path) -> tuple[list[Path], list[catalog.Entry]]:
+    """The folders to run and the scenarios selected; SuiteError, SelectionError or ConfigError if it cannot run."""
+    load_config(options.profile, file=options.config_file)  # a profile that cannot be used stops here
+    folders = suite_folders(options, cwd)
+    selected = catalog.select(catalog.read(folders), options.tags)
+    if not selected:
+        raise catalog.SelectionError(f"--tags {options.tags!r} selects no scenario")
+    return folders, selected
+
+
+def certify(options: CertifyOptions, cwd: Path | None = None) -> int:
     """Run the suite; 0 when every flow passed, 1 when any failed, 2 when it could not run."""
-    root = suite_dir()
+    cwd = cwd or Path.cwd()
+    folders, _ = prepare(options, cwd)
     shutil.rmtree(options.results, ignore_errors=True)
     options.reports.mkdir(parents=True, exist_ok=True)
     # A separate interpreter: the suite must import toolkit itself (assertion rewriting, fresh state).
-    code = subprocess.run([sys.executable, "-m", "pytest", *pytest_args(options, root)], check=False).returncode
+    command = [sys.executable, "-m", "pytest", *pytest_args(options, folders, cwd)]
+    code = subprocess.run(command, cwd=cwd, check=False).returncode
     print(f"\nAllure results: {options.results.resolve()}\nJUnit XML: {(options.reports / 'junit.xml').resolve()}")
     if options.html:
-        print(make_html(options, root))
+        print(make_html(options, cwd))
     sys.stdout.flush()
-    if code == pytest.ExitCode.OK:
-        return 0
-    return 1 if code == pytest.ExitCode.TESTS_FAILED else 2
+    return {0: EXIT_PASSED, 1: EXIT_FAILED}.get(code, EXIT_NOT_RUN)

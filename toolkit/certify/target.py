@@ -72,8 +72,11 @@ class GatewayTarget:
             self.server.stop()
 
 
-def start_target(profile: str, *, config_file: Path | None = None, lenient: bool = False) -> GatewayTarget:
-    """Start the receiver (and the simulator for the ``simulator`` profile; ``lenient``: a forgiving one)."""
+def start_target(profile: str | None, *, config_file: Path | None = None, lenient: bool = False) -> GatewayTarget:
+    """Start the receiver (and the simulator for the ``simulator`` profile; None: ``GATEKIT_PROFILE``).
+
+    ``lenient``: the embedded simulator forgives what the production gateway refuses.
+    """
     base = load_config(profile, file=config_file)
     server = None
     if embeds_simulator(base):
@@ -83,4 +86,4 @@ def start_target(profile: str, *, config_file: Path | None = None, lenient: bool
         config = base
     port = int(os.environ.get("GATEKIT_CALLBACK_PORT", "0")) if server is None else 0
     receiver = CallbackReceiver(config.control_key, port=port).start()
-    return GatewayTarget(profile=profile, config=config, receiver=receiver, server=server)
+    return GatewayTarget(profile=base.profile, config=config, receiver=receiver, server=server)

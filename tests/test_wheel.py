@@ -1,0 +1,151 @@
+"""The wheel as a user meets it: built once from a copy of this tree, installed without extras into one
+fresh virtual environment, then the commands a merchant types, run from empty directories.
+
+Economy: the wheel is built without build isolation (setuptools comes with the ``test`` extra), the
+venv is made without pip (this environment's pip installs into it with ``--python``), the wheel is
+found with ``--find-links`` and its dependencies come through pip's cache.  The tests share one
+worker (``xdist_group``) so the venv is made once.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.sample_requests import PAN, SALE
+from toolkit.cli import COMMANDS
+from toolkit.commands.init import FILES
+
+ROOT = Path(__file__).resolve().parents[1]
+NOT_SOURCE = shutil.ignore_patterns(".*", "node_modules", "build", "dist", "reports", "allure-*", "__pycache__",
+                                    "*.egg-info", "notebooks", "tests", "benchmarks")  # fmt: skip
+PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input", "-q"]
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel")]
+
+
+@dataclass(frozen=True)
+class Installed:
+    wheel: Path
+    bin: Path
+
+    def run(self, *argv: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        env = {name: value for name, value in os.environ.items() if not name.startswith(("GATEWAY_", "GATEKIT_"))}
+        env.update(PATH=f"{self.bin}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(self.bin.parent))
+        return subprocess.run([str(self.bin / argv[0]), *argv[1:]], cwd=cwd, env=env, capture_output=True,
+                              text=True, timeout=timeout, check=False)  # fmt: skip
+
+
+def _checked(command: list[str]) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, f"{' '.join(command)}\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    work = tmp_path_factory.mktemp("wheel")
+    shutil.copytree(ROOT, work / "source", ignore=NOT_SOURCE)
+    _checked([*PIP, "wheel", "--no-deps", "--no-build-isolation", "-w", str(work / "dist"), str(work / "source")])
+    [wheel] = (work / "dist").glob("gatekit-*.whl")
+    _checked([sys.executable, "-m", "venv", "--without-pip", str(work / "venv")])
+    python = work / "venv" / "bin" / "python"
+    _checked([*PIP, "--python", str(python), "install", "-c", str(ROOT / "constraints.txt"),
+              "--find-links", str(work / "dist"), "gatekit"])  # fmt: skip
+    return Installed(wheel, python.parent)
+
+
+def test_the_wheel_carries_every_feature_and_step_of_the_tree(installed):
+    names = set(zipfile.ZipFile(installed.wheel).namelist())
+    tree = [*ROOT.glob("features/**/*.feature"), *ROOT.glob("steps/*.py")]
+    assert tree and {f"toolkit/suite/{path.relative_to(ROOT)}" for path in tree} <= names
+    assert {"toolkit/suite/__init__.py", "toolkit/certify/certify.ini", "toolkit/scaffold/conftest.py.tmpl"} <= names
+    entry_points = next(name for name in names if name.endswith(".dist-info/entry_points.txt"))
+    assert (
+        "[pytest11]\ngatekit = toolkit.certify.plugin" in zipfile.ZipFile(installed.wheel).read(entry_points).decode()
+    )
+
+
+def test_every_command_starts_without_extras(installed, tmp_path):
+    help_text = installed.run("gatekit", "--help", cwd=tmp_path)
+    assert help_text.returncode == 0 and all(f"    {name}" in help_text.stdout for name in COMMANDS), help_text.stderr
+    for argv in (["operations"], ["keys", "generate", "--out", "keys"], ["listen", "--help"],
+                 ["sign", "status", "client_orderid=inv-1", "orderid=1"]):  # fmt: skip
+        done = installed.run("gatekit", *argv, cwd=tmp_path)
+        assert done.returncode == 0, f"gatekit {' '.join(argv)}: {done.stderr}"
+    extras = installed.run("python", "-c", "import selenium", cwd=tmp_path)
+    assert "No module named 'selenium'" in extras.stderr, "the venv must hold no extras"
+
+
+@pytest.fixture
+def simulator(installed: Installed, tmp_path: Path) -> Iterator[str]:
+    """``gatekit simulate --port 0`` of the installed package; its base URL."""
+    process = subprocess.Popen([str(installed.bin / "gatekit"), "simulate", "--port", "0"], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        ready, _, _ = select.select([process.stdout], [], [], 30)
+        line = process.stdout.readline() if ready and process.stdout else ""
+        assert line.startswith("simulator: http://127.0.0.1:"), line + (process.stderr.read() if process.stderr else "")
+        yield line.split(": ", 1)[1].strip()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+
+
+def test_call_sale_against_the_installed_simulator(installed, simulator, tmp_path):
+    fields = [f"{name}={value}" for name, value in SALE.items()]
+    done = installed.run("gatekit", "call", "sale", *fields, "--base-url", simulator, cwd=tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    assert '"type": "async-response"' in done.stdout and PAN not in done.stdout + done.stderr
+
+
+def flow_rows(stdout: str) -> dict[str, list[str]]:
+    """The per-flow table: flow name -> verdict, passed, failed, skipped."""
+    lines = stdout[stdout.index("\nFlow ") :].splitlines()[2:]
+    rows = [line for line in lines[: lines.index("")] if not line.startswith(" ")]
+    return {" ".join(row.split()[:-4]): row.split()[-4:] for row in rows}
+
+
+def test_certify_in_an_empty_directory_passes_every_flow_and_writes_the_reports(installed, tmp_path):
+    done = installed.run("gatekit", "certify", "--no-html", cwd=tmp_path)
+
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    rows = flow_rows(done.stdout)
+    features = list(ROOT.glob("features/**/*.feature"))
+    assert len(rows) == len({path.read_text().split("Feature:", 1)[1].splitlines()[0].strip() for path in features})
+    assert all(row[0] == "PASS" and row[2:] == ["0", "0"] for row in rows.values()), rows
+    junit = ET.parse(tmp_path / "reports" / "junit.xml").getroot().find("testsuite")
+    assert junit is not None and int(junit.get("tests", "0")) == sum(int(row[1]) for row in rows.values())
+    assert (junit.get("failures"), junit.get("errors"), junit.get("skipped")) == ("0", "0", "0")
+    results = list((tmp_path / "allure-results").glob("*-result.json"))
+    assert (
+        len(results) == int(junit.get("tests", "0")) and (tmp_path / "allure-results/environment.properties").exists()
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["allure-results", "reports"]
+
+
+def test_init_then_pytest_and_certify_pass_in_the_scaffold(installed, tmp_path):
+    assert installed.run("gatekit", "init", "shop", cwd=tmp_path).returncode == 0
+    shop = tmp_path / "shop"
+    assert all((shop / name).is_file() for name in FILES)
+
+    tests = installed.run("pytest", "-q", "-p", "no:cacheprovider", cwd=shop)
+    assert tests.returncode == 0 and "2 passed" in tests.stdout, tests.stdout[-3000:] + tests.stderr[-2000:]
+    certified = installed.run("gatekit", "certify", "--no-html", cwd=shop)
+    assert certified.returncode == 0, certified.stdout[-4000:] + certified.stderr[-2000:]
+    rows = flow_rows(certified.stdout)
+    assert rows["Checkout by card"] == ["PASS", "2", "0", "0"] and len(rows) > 1
+    assert all(row[0] == "PASS" for row in rows.values()), rows
+    listed = installed.run("gatekit", "certify", "--list", "--tags", "checkout", cwd=shop)
+    assert listed.stdout.startswith("Checkout by card  (features/checkout.feature)\n"), listed.stdout + listed.stderr

@@ -1,0 +1,120 @@
+"""The fixtures of gatekit's pytest plugin: what a merchant's own tests (and the suite's steps) ask for.
+
+======================  ========  ===============================================================
+fixture                 scope     what
+======================  ========  ===============================================================
+``gateway_target``      session   the gateway under test (``--gateway-profile``) and the receiver
+``gateway_config``      session   its ``GatewayConfig`` (the embedded simulator's URL filled in)
+``gateway_client``      test      a ``GatewayClient`` on the profile; exchanges go to Allure
+``gateway_simulator``   test      the embedded ``SimulatorServer``, reset before the test
+``simulator_control``   test      its ``SimulatorControl`` (clock, settlement, faults, journal)
+``callback_receiver``   test      the ``CallbackReceiver`` the gateway calls back, emptied first
+``merchant``            test      ``toolkit.flows.Merchant``: the merchant's side of every flow
+``payer``               test      ``toolkit.payer.Payer``: the cardholder's browser over HTTP
+``browser_payer``       test      ``BrowserPayer``: headless Chromium (``gatekit[browser]``)
+======================  ========  ===============================================================
+
+The simulator is started once per session, on a free loopback port, when the profile is
+``simulator`` (the default).  On a sandbox profile the two simulator fixtures skip the test with
+the reason, like ``@simulator`` scenarios.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from toolkit.callbacks import CallbackReceiver
+from toolkit.certify import reporting
+from toolkit.certify.plugin import profile_option
+from toolkit.certify.target import GatewayTarget, start_target
+from toolkit.client import GatewayClient
+from toolkit.config import GatewayConfig
+from toolkit.exchange import Exchange
+from toolkit.flows import Merchant
+from toolkit.payer import Payer
+from toolkit.payer_browser import BrowserPayer
+from toolkit.simcontrol import SimulatorControl
+from toolkit.simulator.server import SimulatorServer
+
+
+@pytest.fixture(scope="session")
+def gateway_target(request: pytest.FixtureRequest) -> Iterator[GatewayTarget]:
+    name, file = profile_option(request.config)
+    target = start_target(name, config_file=file, lenient=request.config.getoption("--simulator-lenient"))
+    try:
+        yield target
+    finally:
+        target.stop()
+
+
+@pytest.fixture(scope="session")
+def gateway_config(gateway_target: GatewayTarget) -> GatewayConfig:
+    return gateway_target.config
+
+
+@pytest.fixture
+def exchange_observer() -> Callable[[Exchange], None]:
+    """Where each HTTP exchange of the fixtures' clients goes: a masked Allure step."""
+    return reporting.attach_exchange
+
+
+@pytest.fixture
+def gateway_client(
+    gateway_target: GatewayTarget, exchange_observer: Callable[[Exchange], None]
+) -> Iterator[GatewayClient]:
+    client = GatewayClient(gateway_target.config, observers=[exchange_observer])
+    yield client
+    client.close()
+
+
+def _simulator_of(target: GatewayTarget) -> SimulatorServer:
+    if target.server is None:
+        pytest.skip(f"needs the simulator's control API; profile {target.profile} is a sandbox")
+    return target.server
+
+
+@pytest.fixture
+def gateway_simulator(gateway_target: GatewayTarget) -> SimulatorServer:
+    """The session's simulator, reset (no transactions, balances as configured, clock at now)."""
+    server = _simulator_of(gateway_target)
+    gateway_target.control.reset()
+    return server
+
+
+@pytest.fixture
+def simulator_control(gateway_simulator: SimulatorServer, gateway_target: GatewayTarget) -> SimulatorControl:
+    return gateway_target.control
+
+
+@pytest.fixture
+def callback_receiver(gateway_target: GatewayTarget) -> CallbackReceiver:
+    gateway_target.receiver.clear()
+    return gateway_target.receiver
+
+
+@pytest.fixture
+def merchant(gateway_client: GatewayClient, gateway_target: GatewayTarget) -> Merchant:
+    """Orders carry the receiver's callback URL (when the gateway can reach it); polls are Allure steps."""
+    return Merchant(
+        gateway_client, gateway_target.receiver, callback_url=gateway_target.callback_url, on_poll=reporting.record_poll
+    )
+
+
+@pytest.fixture
+def payer() -> Iterator[Payer]:
+    browser = Payer()
+    yield browser
+    browser.session.close()
+
+
+@pytest.fixture
+def browser_payer() -> Iterator[BrowserPayer]:
+    """A fresh headless Chromium per test; needs ``pip install 'gatekit[browser]'`` and Chromium."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        pytest.fail("browser_payer needs Selenium: pip install 'gatekit[browser]'", pytrace=False)
+    with BrowserPayer() as browser:
+        yield browser

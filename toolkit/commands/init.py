@@ -1,0 +1,84 @@
+"""``gatekit init [DIR]``: scaffold a merchant's repository for gatekit.
+
+Writes a ``gatekit.toml`` with a sandbox profile whose secrets come from the environment, an example
+feature that uses gatekit's phrases and one of the merchant's own (``conftest.py``), a ``pytest.ini``
+and ``tests/`` for plain ``pytest``, a ``.gitignore`` for the reports, an Allure configuration, and CI
+files for GitHub Actions and GitLab CI that run ``gatekit certify`` and publish the Allure report and
+the JUnit XML.  As written, ``pytest`` and ``gatekit certify`` pass against the embedded simulator.
+Existing files are left alone (the command says which) unless ``--force``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from importlib import resources
+from pathlib import Path
+
+from toolkit._version import ALLURE_VERSION, __version__
+from toolkit.commands.common import Subparsers, UsageError
+
+# file written -> template in toolkit/scaffold/
+FILES = {
+    "gatekit.toml": "gatekit.toml.tmpl",
+    "features/checkout.feature": "checkout.feature.tmpl",
+    "conftest.py": "conftest.py.tmpl",
+    "tests/test_features.py": "test_features.py.tmpl",
+    "pytest.ini": "pytest.ini.tmpl",
+    ".gitignore": "gitignore.tmpl",
+    "allurerc.mjs": "allurerc.mjs.tmpl",
+    ".github/workflows/gatekit.yml": "github-workflow.yml.tmpl",
+    ".gitlab-ci.yml": "gitlab-ci.yml.tmpl",
+}
+NEXT_STEPS = """\
+Next, in {where}:
+  pytest                              our features against the embedded simulator
+  gatekit certify                     gatekit's flows and ours, with Allure results and JUnit XML
+  gatekit certify --list              what can run, with its tags (--list-tags, --tags EXPR)
+  gatekit certify --profile sandbox   after setting GATEWAY_BASE_URL, GATEWAY_ENDPOINT_ID,
+                                      GATEWAY_LOGIN and GATEWAY_CONTROL_KEY (see gatekit.toml)"""
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "init",
+        help="scaffold a repository: profiles, an example feature, conftest.py, CI files",
+        description="Scaffold a merchant's repository: gatekit.toml, an example feature, conftest.py, "
+        "pytest.ini, .gitignore and CI files for GitHub Actions and GitLab CI.",
+    )
+    parser.add_argument(
+        "directory", metavar="DIR", nargs="?", type=Path, default=Path("."), help="where (default: here)"
+    )
+    parser.add_argument("--force", action="store_true", help="overwrite files that exist")
+    parser.set_defaults(handler=run)
+
+
+def render(template: str) -> str:
+    text = (resources.files("toolkit") / "scaffold" / template).read_text(encoding="utf-8")
+    return text.replace("@GATEKIT_VERSION@", __version__).replace("@ALLURE_VERSION@", ALLURE_VERSION)
+
+
+def scaffold(directory: Path, *, force: bool = False) -> list[Path]:
+    """Write the files; UsageError naming the ones that exist (nothing is written then) unless ``force``."""
+    existing = [name for name in FILES if (directory / name).exists()]
+    if existing and not force:
+        raise UsageError(f"{directory}: {', '.join(existing)} exist already (--force overwrites them)")
+    written = []
+    for name, template in FILES.items():
+        target = directory / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(render(template), encoding="utf-8")
+        written.append(target)
+    return written
+
+
+def run(args: argparse.Namespace) -> int:
+    directory: Path = args.directory
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"{directory} is a file, not a directory")
+    written = scaffold(directory, force=args.force)
+    print(f"gatekit init: wrote {len(written)} files in {directory.resolve()}")
+    for path in written:
+        print(f"  {path.relative_to(directory)}")
+    where = "this directory" if directory.resolve() == Path.cwd().resolve() else str(directory)
+    print(NEXT_STEPS.format(where=where))
+    return 0
