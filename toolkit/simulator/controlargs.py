@@ -9,6 +9,7 @@ from typing import Any
 
 from fastapi import Request
 
+from toolkit.masking import mask_text
 from toolkit.simulator.store import MAX_ROW_ID, row_id
 
 
@@ -16,7 +17,7 @@ class ControlError(Exception):
     """Refused control request: ``{"error": "<field>: <why>", "field": "<field>"}`` with ``http_status``."""
 
     def __init__(self, field: str, message: str, *, http_status: int = 400) -> None:
-        super().__init__(f"{field}: {message}")
+        super().__init__(mask_text(f"{field}: {message}"))
         self.field = field
         self.http_status = http_status
 
