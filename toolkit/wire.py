@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
+from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
 from toolkit.operations import ResponseKind
@@ -77,16 +78,27 @@ def check_answer(body: Mapping[str, str]) -> None:
         raise DecodeError(f"paynet-order-id {orderid[:40]!r} is not a gateway orderid (digits)")
 
 
-def _decode_json(text: str) -> dict[str, str]:
+def loads_json(text: str | bytes) -> Any:
+    """``json.loads`` for text from outside: at most MAX_DEPTH levels, numbers of at most MAX_NUMBER_DIGITS
+    characters (floats as Decimal), no NaN or Infinity; DecodeError says which rule failed."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise DecodeError("invalid JSON: not UTF-8") from None
     depth = _nesting(text)
     if depth > MAX_DEPTH:
         raise DecodeError(f"invalid JSON: nested {depth} levels deep (at most {MAX_DEPTH})")
     try:
-        data = json.loads(text, parse_float=_decimal, parse_int=_integer, parse_constant=_no_constant)
+        return json.loads(text, parse_float=_decimal, parse_int=_integer, parse_constant=_no_constant)
     except DecodeError:
         raise
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
         raise DecodeError(f"invalid JSON: {exc}") from None
+
+
+def _decode_json(text: str) -> dict[str, str]:
+    data = loads_json(text)
     if not isinstance(data, dict):
         raise DecodeError("JSON body is not an object")
     return {str(name): _scalar(value) for name, value in data.items()}

@@ -31,6 +31,7 @@ OAUTH_PARAMS = (
     "oauth_nonce",
     "oauth_version",
 )
+MAX_TIMESTAMP_DIGITS = 12  # epoch seconds until the year 33658
 # The spec itself writes client-order-id for these (sections 4.2 and 4.3): no warning there.
 SPEC_SPELLS_HYPHENATED = ("upload_method_url_result", "upload_cres_result", "upload_pares_result")
 
@@ -150,8 +151,11 @@ def check_oauth(
 
 
 def _check_timestamp(value: str, now: float, window: int) -> None:
-    if not (value.isascii() and value.isdigit()):
-        raise oauth_error(f"oauth_timestamp {value!r} is not a number of seconds")
+    if not (value.isascii() and value.isdigit()) or len(value) > MAX_TIMESTAMP_DIGITS:  # 401 digits: no float
+        shown = value if len(value) <= 40 else f"{value[:20]}... ({len(value)} characters)"
+        raise oauth_error(
+            f"oauth_timestamp {shown!r} is not a number of seconds (at most {MAX_TIMESTAMP_DIGITS} digits)"
+        )
     skew = int(value) - now
     if abs(skew) > window:
         direction = "behind" if skew < 0 else "ahead of"

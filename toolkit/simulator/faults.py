@@ -24,6 +24,7 @@ from fastapi import FastAPI, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolkit.operations import OPERATIONS, Operation
+from toolkit.simulator import pools
 from toolkit.simulator.errors import server_error
 from toolkit.simulator.store import Row, Store
 
@@ -128,7 +129,7 @@ def _describe(row: Row, op: Operation) -> str:
 async def operation_hook(request: Request, op: Operation) -> None:
     """``app.state.fault_hook``: called by the gateway routes before every operation."""
     store: Store = request.app.state.store
-    row = take(store, op.name, ANY_OPERATION)
+    row = await pools.run(pools.of(request).gateway, take, store, op.name, ANY_OPERATION)  # SQLite: not in the loop
     if row is None:
         return
     described = _describe(row, op)
