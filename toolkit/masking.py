@@ -7,7 +7,7 @@ Masking works by name *and* by value, so that card data typed into the wrong fie
 
 - by name: the catalogue's card fields (``toolkit.fields``), and any name that looks like a card
   number (``pan``, ``card_no``...) or a CVV (``cvv``, ``CVV2``, ``cvc``, ``card_cvv``, any case);
-- by value: every Luhn-valid run of 12 to 19 digits, written whole or in groups of four separated
+- by value: every Luhn-valid run of 13 to 19 digits, written whole or in groups of four separated
   by spaces or dashes (``4444 5555 6666 1111``), anywhere in free text: field values, URLs, base
   strings, error messages, argparse errors, curl commands; and the value after any CVV-like name
   in ``name=value``, ``name%3Dvalue`` (a base string) or ``"name": "value"`` (JSON, reprs).
@@ -18,7 +18,7 @@ A hex word of 32 or more characters is a digest (a control, a signature, an id) 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import unquote
 
 from toolkit.fields import FIELDS, Kind, ascii_digits, luhn_ok
@@ -28,12 +28,11 @@ SECRET_MASK = "<redacted>"
 
 # A hex word of 32 or more characters is a digest (a control, a signature, an id), never a card number, even
 # when it holds a Luhn-valid run of digits (about one SHA-1 value in a hundred does): it is kept whole.
-_PAN_IN_TEXT = re.compile(
-    r"(?P<digest>(?<![0-9A-Za-z])[0-9A-Fa-f]{32,}(?![0-9A-Za-z]))"
-    r"|(?<!\d)(?P<pan>\d{12,19})(?!\d)"
-    r"|(?<![\w-])(?P<grouped>\d{4}(?P<sep>[ -])\d{4}(?P=sep)\d{4}(?P=sep)\d{1,4}(?:(?P=sep)\d{1,3})?)(?![\w-])"
-    r"|(?<![\w-])(?P<amex>\d{4}(?P<asep>[ -])\d{6}(?P=asep)\d{5})(?![\w-])"
-)
+_DIGEST = re.compile(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{32,}(?![0-9A-Za-z])")
+# A percent-escape (``%20``, ``%2520`` in a base string) is no digit: ``%20`` before a number is a space.
+_ESCAPE = re.compile(r"%(?:25)*[0-9A-Fa-f]{2}")
+_SPACE_ESCAPES = ("20", "2D", "2d")
+_GROUP_SEPARATORS = " -+"
 _CVV_WORD = r"[A-Za-z0-9_-]*(?:[Cc][Vv][VvCcNn]|[Ss][Ee][Cc][Uu][Rr][Ii][Tt][Yy][_-]?[Cc][Oo][Dd][Ee])[A-Za-z0-9_-]*"
 _CVV_NAME = re.compile(rf"^{_CVV_WORD}$")
 _PAN_NAME = re.compile(r"(?i)^(?:[a-z0-9_-]*[_-])?(?:card[-_]?(?:number|num|no)|pan)$")
@@ -114,7 +113,7 @@ def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
         if secret:
             text = text.replace(secret, SECRET_MASK)
     text = _CVV_IN_TEXT.sub(_mask_cvv_match, text)
-    return _PAN_IN_TEXT.sub(_mask_pan_match, text)
+    return _mask_card_numbers(text)
 
 
 def _mask_cvv_match(match: re.Match[str]) -> str:
@@ -127,15 +126,66 @@ def _mask_cvv_match(match: re.Match[str]) -> str:
     return f"{name}{quote}{colon}{value_quote}{CVV_MASK if match.group('v3') else ''}{value_quote}"
 
 
-def _mask_pan_match(match: re.Match[str]) -> str:
-    if match.group("digest"):
-        return match.group(0)
-    found = match.group(0)
-    digits = found.replace(" ", "").replace("-", "")
-    if not (12 <= len(digits) <= 19 and luhn_ok(digits)):
-        return found
-    masked = iter(mask_pan(digits))
-    return "".join(char if char in " -" else next(masked) for char in found)
+def _mask_card_numbers(text: str) -> str:
+    """Digests and percent-escapes set aside (as placeholder characters), then every run of digit groups masked."""
+    if not any(char.isdigit() for char in text):
+        return text
+    opaque, spacer = _unused_characters(text, 2)
+    kept: list[str] = []
+
+    def keep(placeholder: str) -> Callable[[re.Match[str]], str]:
+        def hide(match: re.Match[str]) -> str:
+            kept.append(match.group(0))
+            is_space = placeholder == opaque and match.group(0)[-2:] in _SPACE_ESCAPES
+            return spacer if is_space else placeholder
+
+        return hide
+
+    hidden = _ESCAPE.sub(keep(opaque), _DIGEST.sub(keep(opaque), text))
+    runs = re.compile(rf"\d+(?:[{re.escape(_GROUP_SEPARATORS + spacer)}]\d+)*")
+    masked = runs.sub(lambda match: _mask_run(match.group(0), _GROUP_SEPARATORS + spacer), hidden)
+    restored = iter(kept)
+    return re.sub(f"[{re.escape(opaque + spacer)}]", lambda _: next(restored), masked)
+
+
+def _unused_characters(text: str, count: int) -> list[str]:
+    chosen: list[str] = []
+    code = 0xE000  # Unicode's private use area
+    while len(chosen) < count:
+        if chr(code) not in text:
+            chosen.append(chr(code))
+        code += 1
+    return chosen
+
+
+def _mask_run(run: str, separators: str) -> str:
+    """Digit groups like ``4444 5555 6666 1111`` or one group of 12-19 digits: each card number in them masked.
+
+    A number is a single group of 13 to 19 digits, or consecutive groups laid out as on a card
+    (fours, then one to four digits: 13 to 19 in all; or 4-6-5), with the same separator between.
+    """
+    pieces = re.split(f"([{re.escape(separators)}])", run)
+    groups, seps = pieces[0::2], pieces[1::2]
+    starts = [sum(len(piece) for piece in pieces[: 2 * index]) for index in range(len(groups))]
+    hidden: set[int] = set()
+    for first in range(len(groups)):
+        for last in range(first, min(len(groups), first + 5)):
+            window = groups[first : last + 1]
+            if _card_layout(window, seps[first:last]) and luhn_ok("".join(window)):
+                positions = [starts[i] + offset for i in range(first, last + 1) for offset in range(len(groups[i]))]
+                hidden.update(positions[6:-4])
+    if not hidden:
+        return run
+    return "".join("*" if index in hidden else char for index, char in enumerate(run))
+
+
+def _card_layout(groups: list[str], seps: list[str]) -> bool:
+    sizes = [len(group) for group in groups]
+    if len(sizes) == 1:
+        return 13 <= sizes[0] <= 19
+    if len(set(seps)) != 1 or not 13 <= sum(sizes) <= 19:
+        return False
+    return sizes == [4, 6, 5] or (all(size == 4 for size in sizes[:-1]) and 1 <= sizes[-1] <= 4)
 
 
 def mask_base_string(base_string: str) -> str:

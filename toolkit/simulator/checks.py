@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from toolkit import signing
 from toolkit.fields import LEGACY_SPELLINGS
-from toolkit.masking import mask_fields
+from toolkit.masking import mask_base_string
 from toolkit.money import MoneyError
 from toolkit.operations import AuthScheme, Operation
 from toolkit.simulator.errors import SimError, control_error, endpoint_error, field_error, oauth_error
@@ -142,7 +142,7 @@ def check_oauth(
     oauth = signing.oauth_params_from_header(params)
     base_string = signing.signature_base_string("POST", url, pairs, oauth)
     if not _verify(op.auth, base_string, params["oauth_signature"], merchant):
-        shown = signing.signature_base_string("POST", url, list(mask_fields(pairs).items()), oauth)
+        shown = mask_base_string(base_string)
         raise oauth_error(
             f"oauth_signature does not verify with {op.auth.value}; the simulator's signature base "
             f"string (card data masked) is {shown}"

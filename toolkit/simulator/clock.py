@@ -47,7 +47,7 @@ class SimClock:
         with self._lock:
             if self.now() + seconds > LATEST:
                 raise ClockLimit(
-                    f"{seconds:g} s would move the simulator's clock past {LATEST_TEXT} (its limit); "
+                    f"{seconds:.0f} s would move the simulator's clock past {LATEST_TEXT} (its limit); "
                     f"at most {max(0.0, LATEST - self.now()):.0f} s are left (POST /_sim/reset starts again)"
                 )
             self._offset += seconds
