@@ -60,7 +60,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_load.py
 
 # The fuzz suite at length: schemathesis over /paynet/openapi.json, signed (make test runs a short pass).
-FUZZ_EXAMPLES ?= 400
+FUZZ_EXAMPLES ?= 560
 fuzz: $(STAMP)
 	GATEKIT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/pytest -q -s -p no:xdist tests/simulator/test_fuzz_openapi.py
 
