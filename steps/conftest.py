@@ -6,14 +6,16 @@ simulator; against a sandbox the step checks the kind of answer, whose wording i
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from toolkit.callbacks import CallbackReceiver
+from toolkit.callbacks import CallbackReceiver, Received
 from toolkit.certify import reporting
 from toolkit.certify.target import GatewayTarget
 from toolkit.client import GatewayClient
@@ -29,7 +31,7 @@ MONEY = {"Money": Decimal}
 CARDS = {
     "is approved": "approved",
     "requires a 3-D Secure challenge": "3ds-challenge",
-    "passes 3-D Secure without a challenge": "frictionless",
+    "is not enrolled in 3-D Secure": "not-enrolled",
     "is unknown": "unknown",
     "is expired": "expired-card",
     "is insufficient-funds": "insufficient-funds",
@@ -115,6 +117,19 @@ def a_card(description: str) -> Card:
     return card_for(CARDS[description])
 
 
+@given("a card whose expiry date has passed", target_fixture="card")
+def an_expired_card() -> Card:
+    """A card that would be approved (CVV2 123), but its last valid month was January of last year."""
+    return dataclasses.replace(card_for("approved"), expire_month="01", expire_year=str(date.today().year - 1))
+
+
+@given("an approved card whose expiry year is written with two digits", target_fixture="card")
+def a_two_digit_year_card() -> Card:
+    """What the family's public PHP library sends: ``expire_year=29`` for 2029 (behaviour section 10)."""
+    card = card_for("approved")
+    return dataclasses.replace(card, expire_year=card.expire_year[-2:])
+
+
 @given("a 3-D Secure 1.0.2 test card", target_fixture="card")
 def a_three_ds_v1_card() -> Card:
     return three_ds_v1_card()
@@ -145,6 +160,27 @@ def answer_challenge(merchant: Merchant, payer: Payer, order: Order, which: str)
     """API flows: the payer follows the status to the ACS; hosted pages: the ACS page is already open."""
     page = payer.history[-1] if order.redirect_url else payer.follow(merchant.payer_step(order))
     payer.return_to_merchant(payer.answer_challenge(page, PASSWORDS[which]))
+
+
+@given(money("the merchant has captured {amount:Money} EUR"))
+def has_captured(merchant: Merchant, order: Order, amount: Decimal) -> None:
+    status = merchant.final_status(merchant.capture(order, amount))
+    assert (status.status, status.amount) == (Status.APPROVED, amount), status.raw
+
+
+@when(money("the merchant captures {amount:Money} EUR of the order"))
+def captures_of_order(merchant: Merchant, order: Order, scene: Scene, amount: Decimal) -> None:
+    scene.orders.append(merchant.capture(order, amount))
+
+
+@when(money("the issuer charges back {amount:Money} EUR of the order"))
+def charge_back(target: GatewayTarget, order: Order, amount: Decimal) -> None:
+    target.control.chargeback(order, amount)
+
+
+@when("the merchant asks for the status of the order")
+def asks_order_status(merchant: Merchant, order: Order, scene: Scene) -> None:
+    scene.status = merchant.order_status(order)
 
 
 # --- hosted pages ---
@@ -211,9 +247,42 @@ def status_unknown(merchant: Merchant, order: Order) -> None:
 
 @then(parsers.parse('the gateway refuses the request saying "{text}"'))
 def refused(scene: Scene, target: GatewayTarget, text: str) -> None:
-    assert isinstance(scene.refusal, ValidationError), f"expected a validation error, got {scene.refusal!r}"
+    """The simulator's wording and kind (a validation error); a sandbox may say no with a 401/403 instead."""
     if target.is_simulator:
+        assert isinstance(scene.refusal, ValidationError), f"expected a validation error, got {scene.refusal!r}"
         assert text in scene.refusal.error_message, scene.refusal.error_message
+    else:
+        assert isinstance(scene.refusal, ApiError), f"expected the gateway to refuse, got {scene.refusal!r}"
+
+
+@then(money("a further return of {amount:Money} EUR is refused"))
+def further_return_refused(merchant: Merchant, order: Order, scene: Scene, amount: Decimal) -> None:
+    assert scene.refuse(lambda: merchant.return_(order, amount)) is not None
+
+
+@then(money("the merchant can still return {amount:Money} EUR"))
+def can_still_return(merchant: Merchant, order: Order, amount: Decimal) -> None:
+    status = merchant.final_status(merchant.return_(order, amount))
+    assert (status.status, status.amount) == (Status.APPROVED, amount), status.raw
+
+
+@then(money("the order's latest transaction is an approved {kind} of {amount:Money} EUR"))
+def latest_transaction(merchant: Merchant, order: Order, kind: str, amount: Decimal) -> None:
+    """``status`` without ``by-request-sn``: the order's latest transaction (behaviour section 10)."""
+    status = merchant.order_status(order)
+    assert (status.status, status.transaction_type, status.amount) == (Status.APPROVED, kind, amount), status.raw
+
+
+@then(
+    parsers.parse('the gateway calls the merchant back about the {kind} with a signed "{status}"'),
+    target_fixture="callback",
+)
+def called_back_about(target: GatewayTarget, order: Order, kind: str, status: str) -> Received:
+    """A later transaction of the order (capture, chargeback...): called back at the order's notify_url."""
+    callback = target.receiver.wait_for_callback(orderid=order.orderid, type=kind, status=status)
+    reporting.record_arrival(callback.summary(), callback.params)
+    assert callback.control_ok is True, callback.summary()
+    return callback
 
 
 @then(money("a capture of {amount:Money} EUR is refused"))

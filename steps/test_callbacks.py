@@ -58,3 +58,13 @@ def last_taken(target: GatewayTarget, order: Order) -> None:
 def recognised_duplicate(target: GatewayTarget, order: Order) -> None:
     second = target.receiver.wait_for_callback(orderid=order.orderid, count=2)
     assert second.duplicate, second.summary()
+
+
+@then("the callback of the capture matches its status")
+def capture_callback_matches(merchant: Merchant, scene: Scene, callback: Received) -> None:
+    status = merchant.final_status(scene.orders[-1])
+    assert (callback.type, callback.status, callback.params["amount"]) == (
+        status.transaction_type,
+        status.status.value,
+        str(status.amount),
+    )

@@ -2,7 +2,7 @@
 
 from decimal import Decimal
 
-from pytest_bdd import given, scenarios, then, when
+from pytest_bdd import given, parsers, scenarios, then, when
 
 from steps.conftest import Scene, money
 from toolkit.flows import Merchant, Order
@@ -40,11 +40,12 @@ def returned_total(merchant: Merchant, scene: Scene, amount: Decimal) -> None:
     assert total == amount
 
 
-@then(money("a further return of {amount:Money} EUR is refused"))
-def further_return_refused(merchant: Merchant, order: Order, scene: Scene, amount: Decimal) -> None:
-    assert scene.refuse(lambda: merchant.return_(order, amount)) is not None
+@then(parsers.parse("the return is recorded as a {kind}"))
+def recorded_as(merchant: Merchant, scene: Scene, kind: str) -> None:
+    assert merchant.final_status(scene.orders[-1]).transaction_type == kind
 
 
-@then("the return is recorded as a reversal")
-def recorded_as_reversal(merchant: Merchant, scene: Scene) -> None:
-    assert merchant.final_status(scene.orders[-1]).transaction_type == "reversal"
+@then(money("the status of the sale request, by its serial number, is an approved sale of {amount:Money} EUR"))
+def request_status(merchant: Merchant, order: Order, amount: Decimal) -> None:
+    status = merchant.request_status(order)
+    assert (status.status, status.transaction_type, status.amount) == (Status.APPROVED, "sale", amount), status.raw

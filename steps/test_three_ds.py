@@ -35,6 +35,19 @@ def upload_pares(merchant: Merchant, order: Order) -> None:
     merchant.upload_authentication_result(order, merchant.redirect_for(order))
 
 
+@then("the payer is sent to the 3-D Secure challenge")
+def sent_to_challenge(merchant: Merchant, order: Order, scene: Scene) -> None:
+    scene.status = merchant.payer_step(order)
+    assert scene.status.needs_payer and scene.status.redirect_to, scene.status.raw
+
+
+@then("the payer was never asked to act")
+def no_payer_step(merchant: Merchant, order: Order) -> None:
+    status = merchant.final_status(order)
+    assert not (status.html or status.redirect_to or status.get("three-ds-method-url")), status.raw
+    assert not status.get("three-ds-version"), status.raw
+
+
 @then(parsers.parse('the status shows the method step indicator "{indicator}"'))
 def method_indicator(scene: Scene, indicator: str) -> None:
     assert scene.status is not None

@@ -49,3 +49,20 @@ def rsa_sha256_valid(base: str, signature: str, public_pem: bytes) -> bool:
     except InvalidSignature:
         return False
     return True
+
+
+def control(parts: Iterable[str], control_key: str) -> str:
+    """Spec 5.1: SHA-1 hex of the parts concatenated without separators, the merchant control key last."""
+    return sha1_hex("".join(parts) + control_key)
+
+
+def rsa_sha256_sign(base: str, private_pem: bytes) -> str:
+    """Spec 5.2 rule 5: PKCS#1 v1.5 RSA-SHA256 over the UTF-8 base string, Base64-encoded."""
+    key = serialization.load_pem_private_key(private_pem, password=None)
+    assert isinstance(key, rsa.RSAPrivateKey)
+    return base64.b64encode(key.sign(base.encode("utf-8"), padding.PKCS1v15(), hashes.SHA256())).decode("ascii")
+
+
+def authorization_header(oauth: Iterable[tuple[str, str]]) -> str:
+    """Spec 5.2 rule 1: ``OAuth name="value", ...`` with every value percent-encoded on its own."""
+    return "OAuth " + ", ".join(f'{_enc(name)}="{_enc(value)}"' for name, value in oauth)

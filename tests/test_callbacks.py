@@ -287,7 +287,7 @@ def test_timeout_names_the_order_and_what_came(receiver):
     assert 0.05 <= time.monotonic() - started < 1
     message = str(caught.value)
     assert message.startswith("no callback for orderid=999 status=approved within 0.05s; received so far (2): ")
-    assert f"callback orderid={ORDER} client_orderid={CLIENT_ORDER} status=approved" in message
+    assert f"callback orderid={ORDER} client_orderid={CLIENT_ORDER} type=sale status=approved" in message
     assert "redirect orderid=8056020" in message
     assert isinstance(caught.value, CallbackTimeout) and len(caught.value.received) == 2
 
@@ -316,7 +316,10 @@ def test_waker_is_false_at_the_timeout_and_true_once_the_callback_came(receiver)
     assert waker.wait(0.01) is False
     send(receiver.callback_url, callback_params())
     assert waker.wait(0) is True  # already here: at once
-    assert receiver.waker(client_orderid=CLIENT_ORDER).wait(0) is True
+    later = receiver.waker(client_orderid=CLIENT_ORDER)  # an order's earlier callback does not end a later wait
+    assert later.wait(0) is False
+    send(receiver.callback_url, callback_params(type="capture"))
+    assert later.wait(0) is True
 
 
 def test_waker_wakes_a_waiting_thread(receiver):

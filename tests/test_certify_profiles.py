@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from toolkit import demo
-from toolkit.certify.target import embeds_simulator, no_callbacks_reason
+from toolkit.certify.target import embeds_simulator, no_callbacks_reason, start_target
 from toolkit.config import simulator_config
 from toolkit.simulator.server import SimulatorServer
 
@@ -98,3 +98,31 @@ def test_the_callback_skip_reason_names_the_profile_and_what_to_set():
     assert no_callbacks_reason(dataclasses.replace(sandbox, callback_url="https://hooks.example/gk")) is None
     reason = no_callbacks_reason(sandbox) or ""
     assert reason.startswith("profile outside sets no callback_url") and "GATEKIT_CALLBACK_PORT" in reason
+
+
+def test_the_suite_passes_on_a_lenient_simulator_too(tmp_path):
+    """The embedded simulator with ``--simulator-lenient``: every scenario passes but the @strict ones,
+    skipped because a lenient simulator forgives on purpose what they check."""
+    junit = tmp_path / "junit.xml"
+    command = [sys.executable, "-m", "pytest", "steps", "-q", "-p", "no:cacheprovider", "--simulator-lenient",
+               f"--junitxml={junit}"]  # fmt: skip
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env, check=False)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    skips = skipped(ET.parse(junit).getroot())
+    assert set(skips) == {
+        "test_a_followup_without_the_merchants_login_is_refused",
+        "test_a_followup_with_another_orders_client_orderid_is_refused",
+        "test_a_card_past_its_expiry_date_is_declined_as_expired",
+    }, skips
+    assert all("lenient simulator forgives" in reason for reason in skips.values())
+
+
+def test_a_lenient_target_embeds_a_lenient_simulator():
+    target = start_target("simulator", lenient=True)
+    try:
+        assert target.server is not None and target.server.settings.lenient is True
+        merchant = target.server.settings.merchants[0]
+        assert target.server.settings.is_lenient(merchant)
+    finally:
+        target.stop()

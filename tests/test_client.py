@@ -29,14 +29,21 @@ from toolkit.operations import OPERATIONS, AuthScheme, Operation, ResponseKind
 SERIAL = "7f6f6d9c-6b41-4d55-9a3a-1b2c3d4e5f60"
 PAN = "4444555566661111"
 SAMPLE = {
+    "login": demo.LOGIN,
     "client_orderid": "inv-794772",
     "client-order-id": "inv-794772",
     "orderid": "8056020",
     "order_desc": "Test order (gift) & more!",
     "amount": "10.42",
     "currency": "EUR",
+    "address1": "1 Main Street",
+    "city": "Springfield",
+    "zip_code": "62701",
+    "country": "DE",
+    "phone": "+4930123456",
     "email": "john.smith@example.com",
     "ipaddress": "203.0.113.7",
+    "comment": "customer asked",
     "credit_card_number": PAN,
     "card_printed_name": "JOSÉ O'NEIL",
     "expire_month": "12",
@@ -44,8 +51,8 @@ SAMPLE = {
     "cvv2": "123",
     "redirect_url": "https://merchant.example/return?order=inv-794772&lang=en",
     "threeDSCompInd": "Y",
-    "cres": "eyJhY3NUcmFuc0lEIjoiMSJ9",
-    "pares": "eJzLSM3JyQcABiwCFQ==",
+    "cRes": "eyJhY3NUcmFuc0lEIjoiMSJ9",
+    "paRes": "eJzLSM3JyQcABiwCFQ==",
     "cardrefid": "1679215",
     "sending-card-ref-id": "7654321",
     "period": "month",
@@ -57,6 +64,7 @@ SAMPLE = {
 SALE_PARTS = ("endpointId", "client_orderid", "amount_in_minor_units", "email")
 VERIFY_PARTS = ("endpointId", "client_orderid", "email")
 FOLLOW_UP_PARTS = ("login", "client_orderid", "orderid")
+THREEDS_PARTS = ("login", "client-order-id", "orderid")  # spec 4.2
 AMOUNT_PARTS = ("login", "client_orderid", "orderid", "amount_in_minor_units", "currency")
 SPEC_CONTROL = {
     "sale": SALE_PARTS,
@@ -70,9 +78,9 @@ SPEC_CONTROL = {
     "void": FOLLOW_UP_PARTS,
     "status": FOLLOW_UP_PARTS,
     "create_card_ref": FOLLOW_UP_PARTS,
-    "upload_method_url_result": FOLLOW_UP_PARTS,
-    "upload_cres_result": FOLLOW_UP_PARTS,
-    "upload_pares_result": FOLLOW_UP_PARTS,
+    "upload_method_url_result": THREEDS_PARTS,
+    "upload_cres_result": THREEDS_PARTS,
+    "upload_pares_result": THREEDS_PARTS,
     "account_verification": VERIFY_PARTS,
     "account_verification_form": VERIFY_PARTS,
     "get_card_info": ("login", "cardrefid"),
@@ -326,7 +334,7 @@ def test_a_server_that_never_answers_hits_the_timeout(config):
         ({"amount": "10.5", "currency": "JPY"}, "amount", "more decimals than JPY allows"),
         ({"currency": "XXX"}, "currency", "unknown currency code"),
         ({"expire_month": "13"}, "expire_month", "01 to 12"),
-        ({"expire_year": "99"}, "expire_year", "four digits"),
+        ({"expire_year": "209"}, "expire_year", "four digits (or two: 99)"),
         ({"amount": 10.42}, "amount", "never float"),
         ({"amount": Decimal("10.42"), "interval": 1.5}, "interval", "never float"),
     ],
@@ -338,7 +346,7 @@ def test_a_server_that_never_answers_hits_the_timeout(config):
         "JPY 10.5",
         "unknown currency",
         "month 13",
-        "two-digit year",
+        "three-digit year",
         "float amount",
         "float elsewhere",
     ],

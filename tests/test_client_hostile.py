@@ -14,6 +14,7 @@ from toolkit.cli import main
 from toolkit.client import GatewayClient
 from toolkit.config import GatewayConfig
 from toolkit.errors import ProtocolError, TransportError
+from toolkit.testdata import sale_fields
 
 ACK = {"type": "async-response", "serial-number": "s-1", "paynet-order-id": "8056020", "merchant-order-id": "inv-1"}
 
@@ -43,7 +44,7 @@ def test_a_slow_but_timely_answer_still_arrives(config):
         HostileServer(drip(answer(json.dumps(ACK).encode()), 0.002)) as hostile,
         hostile_client(config, hostile, 5) as client,
     ):
-        assert client.sale(_sale()).orderid == "8056020"
+        assert client.sale(sale_fields()).orderid == "8056020"
 
 
 @pytest.mark.parametrize(
@@ -83,7 +84,7 @@ MALFORMED = [
 def test_a_malformed_answer_is_a_protocol_error(server: RecordingServer, client: GatewayClient, body, message):
     server.reply(Reply(body, 200, "application/vnd.pay+json"))
     with pytest.raises(ProtocolError, match="HTTP 200") as raised:
-        client.sale(_sale())
+        client.sale(sale_fields())
     assert message in str(raised.value)
 
 
@@ -96,18 +97,3 @@ def test_the_cli_exits_4_on_a_malformed_answer_without_a_traceback(capsys, serve
     err = capsys.readouterr().err
     assert code == 4 and message in err and "Traceback" not in err and len(err.splitlines()) == 1
 
-
-def _sale() -> dict[str, str]:
-    return {
-        "client_orderid": "inv-1",
-        "order_desc": "Order 1",
-        "amount": "10.42",
-        "currency": "EUR",
-        "email": "payer@example.com",
-        "ipaddress": "203.0.113.7",
-        "credit_card_number": "4538977399606732",
-        "card_printed_name": "JOHN SMITH",
-        "expire_month": "12",
-        "expire_year": "2099",
-        "cvv2": "123",
-    }

@@ -59,7 +59,7 @@ def test_the_operation_list_is_the_catalogue(panel: Explorer):
 def test_card_operations_offer_the_outcome_table(panel: Explorer):
     labels = list(panel.outcome.options)
     assert labels[:3] == ["approved", "approved (4-digit CVV2)", "3-D Secure challenge"]
-    assert "frictionless (3-D Secure, no challenge)" in labels
+    assert "not enrolled (no 3-D Secure step)" in labels
     assert "insufficient funds" in labels and "declined (any other CVV2)" in labels
     assert sum(label.startswith("3-D Secure 1.0.2") for label in labels) == 4
     panel.outcome.value = "insufficient funds"
@@ -220,9 +220,10 @@ def test_orders_list_selects_the_order_steps_and_timeline_work_on(panel: Explore
     first = panel.orders.value
     panel.send_button.click()
     assert panel.orders.value != first
-    panel.orders.value = first
-    assert panel.model.require_selected().orderid == first
-    assert f"timeline of sale {first}" in plain(panel.panes["timeline"].value)
+    panel.orders.value = first  # the list's values are the transactions' serial-numbers
+    selected = panel.model.require_selected()
+    assert selected.key == first
+    assert f"timeline of sale {selected.orderid}" in plain(panel.panes["timeline"].value)
 
 
 def test_export_new_scenario_and_save_buttons(panel: Explorer, tmp_path: Path):
@@ -250,7 +251,7 @@ def test_export_new_scenario_and_save_buttons(panel: Explorer, tmp_path: Path):
 def test_callbacks_checkbox_adds_the_callback_steps(panel: Explorer):
     panel.include_callbacks.value = True
     panel.send_button.click()
-    panel.model.session.receiver.wait_for_callback(orderid=panel.orders.value)
+    panel.model.session.receiver.wait_for_callback(orderid=panel.model.require_selected().orderid)
     panel.export_button.click()
     assert 'And the gateway calls the merchant back with a signed "approved"' in panel.exported.value
     assert "And the callback matches the status" in panel.exported.value

@@ -79,7 +79,8 @@ def test_messages_keep_only_their_stable_words():
         "capture of 30.01 EUR exceeds the 10.42 EUR still available on orderid"
     )
     assert (
-        stable_text("payout-check orderid 8056032 was already paid by orderid 8056033") == "was already paid by orderid"
+        stable_text("this payout-check was already paid (by request 3364e105-51f5-411e-a88f-b803ecac36a4)")
+        == "this payout-check was already paid"
     )
     with pytest.raises(ExportError, match="no stable words"):
         stable_text("8056020")
@@ -141,8 +142,8 @@ def _three_ds_v1(m: ExplorerModel) -> None:
         m.follow_as_payer()
 
 
-def _frictionless(m: ExplorerModel) -> None:
-    m.select_outcome("frictionless (3-D Secure, no challenge)")
+def _not_enrolled(m: ExplorerModel) -> None:
+    m.select_outcome("not enrolled (no 3-D Secure step)")
     m.send()
     m.follow_as_payer()
     m.run_step("void")
@@ -206,7 +207,7 @@ COMMITTED: dict[str, Recipe] = {
 }
 MORE: dict[str, Recipe] = {
     "three_ds_v1": _three_ds_v1,
-    "frictionless": _frictionless,
+    "not-enrolled": _not_enrolled,
     "declines_and_unknown": _declines_and_unknown,
     "refusals": _refusals,
     "payouts": _payouts,

@@ -53,7 +53,7 @@ def test_a_cvv_under_any_name_is_masked_in_records_and_curl(server: RecordingSer
 def test_a_refused_value_is_not_repeated_in_clear(config):
     with GatewayClient(config) as client, pytest.raises(InvalidRequestError) as refused:
         client.sale({**SALE, "email": PAN})
-    assert PAN not in str(refused.value) and "'453897******6732' is not an e-mail address" in str(refused.value)
+    assert PAN not in str(refused.value) and "email:" in str(refused.value)
     assert PAN not in refused.value.message
 
 

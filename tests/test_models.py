@@ -116,8 +116,11 @@ def test_bad_amount_becomes_none_not_an_exception():
 def test_card_ref_card_info_and_recurring_responses():
     card_ref = CardRefResponse.from_mapping({"card-ref-id": "1679215", "status": "approved"})
     assert (card_ref.card_ref_id, card_ref.status) == ("1679215", Status.APPROVED)
-    info = CardInfoResponse.from_mapping({"card-ref-id": "1", "bin": "444455", "masked-pan": "444455******1111"})
+    info = CardInfoResponse.from_mapping(
+        {"card-ref-id": "1", "bin": "444455", "last-four-digits": "1111", "expire-month": "12", "expire-year": "2099"}
+    )
     assert (info.card_ref_id, info.bin, info.masked_pan) == ("1", "444455", "444455******1111")
+    assert (info.expire_month, info.expire_year, info.missing) == ("12", "2099", ("card-printed-name",))
     recurring = RecurringPaymentResponse.from_mapping({"recurring-payment-id": "rp-9", "merchant-order-id": "inv-1"})
     assert (recurring.recurring_payment_id, recurring.client_orderid) == ("rp-9", "inv-1")
 

@@ -78,12 +78,28 @@ def test_control_formula_text_names_minor_units_and_the_key():
     [
         ("destination_card_no", "destination-card-no"),
         ("sending_card_ref_id", "sending-card-ref-id"),
-        ("client_order_id", "client-order-id"),
+        ("by_request_sn", "by-request-sn"),
         ("client_orderid", "client_orderid"),
         ("destination-card-no", "destination-card-no"),
         ("not_a_field", "not_a_field"),
     ],
-    ids=["hyphenated", "hyphenated ref", "hyphenated order id", "plain", "already a wire name", "unknown"],
+    ids=["hyphenated", "hyphenated ref", "hyphenated serial", "plain", "already a wire name", "unknown"],
 )
 def test_python_keywords_become_wire_names(name, wire):
     assert wire_name(name) == wire
+
+
+@pytest.mark.parametrize(
+    ("operation", "name", "wire"),
+    [
+        ("upload_cres_result", "client_orderid", "client-order-id"),
+        ("upload_cres_result", "cres", "cRes"),
+        ("upload_pares_result", "pares", "paRes"),
+        ("capture", "client_orderid", "client_orderid"),
+        ("status", "by_request_sn", "by-request-sn"),
+        ("sale", "not_a_field", "not_a_field"),
+    ],
+)
+def test_each_operation_sends_its_own_spelling(operation, name, wire):
+    """behaviour section 10: the 3-D Secure uploads write client-order-id and cRes; callers write Python names."""
+    assert get_operation(operation).wire_name(name) == wire

@@ -82,7 +82,7 @@ CATALOGUE_CASES = {
     "get-card-info": (("get_card_info",), {"cardrefid": "1679215"}, "51494"),
     "3DS upload (method-url / cres / pares)": (
         ("upload_method_url_result", "upload_cres_result", "upload_pares_result"),
-        FOLLOW_UP,
+        {"client-order-id": "inv-794772", "orderid": "8056020"},  # the vector's formula spells it so
         "51494",
     ),
 }

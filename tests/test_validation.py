@@ -38,15 +38,17 @@ def test_blank_values_count_as_missing():
         ({"amount": "1,00"}, "amount", "not major units with a dot"),
         ({"currency": "EURO"}, "currency", "unknown currency code"),
         ({"expire_month": "13"}, "expire_month", "01 to 12"),
-        ({"expire_month": "1"}, "expire_month", "two digits"),
-        ({"expire_year": "99"}, "expire_year", "four digits"),
+        ({"expire_month": "0"}, "expire_month", "1 to 12"),
+        ({"expire_year": "209"}, "expire_year", "four digits (or two: 99)"),
         ({"credit_card_number": "4444555566661112"}, "credit_card_number", "Luhn"),
         ({"credit_card_number": "4444-5555"}, "credit_card_number", "12 to 19 digits"),
         ({"cvv2": "12"}, "cvv2", "3 or 4 digits"),
         ({"email": "john.example.com"}, "email", "not an e-mail address"),
         ({"ipaddress": "300.1.1.1"}, "ipaddress", "not an IP address"),
         ({"redirect_url": "ftp://x"}, "redirect_url", "http(s) URL"),
-        ({"order_desc": "x" * 126}, "order_desc", "longer than 125"),
+        ({"order_desc": "x" * 65537}, "order_desc", "longer than 65536"),
+        ({"country": "USA"}, "country", "longer than 2"),
+        ({"country": "US", "state": ""}, "state", "required when country is US, CA, AU"),
     ],
     ids=lambda v: v if isinstance(v, str) else None,
 )
@@ -75,7 +77,7 @@ def test_payout_needs_one_destination():
 @pytest.mark.parametrize("name", ["capture", "return"], ids=["capture", "return"])
 def test_partial_amount_and_currency_go_together(name):
     op = get_operation(name)
-    base = {"client_orderid": "inv-1", "orderid": "8056020"}
+    base = {"login": "acme", "client_orderid": "inv-1", "orderid": "8056020"}
     assert request_problems(op, base) == []
     assert fields_of(request_problems(op, {**base, "amount": "2.50"})) == ["currency"]
     assert fields_of(request_problems(op, {**base, "currency": "EUR"})) == ["amount"]

@@ -37,7 +37,7 @@ from toolkit.models import (
     Status,
     StatusResponse,
 )
-from toolkit.operations import AuthScheme, Operation, get_operation
+from toolkit.operations import LOGIN, AuthScheme, Operation, get_operation
 from toolkit.signing import new_nonce
 from toolkit.validation import Problem, request_problems
 from toolkit.waiting import PollAttempt, Waker, wait_for_status
@@ -52,6 +52,8 @@ from toolkit.wire import (
 )
 
 Fields = Mapping[str, object]
+# Operations that add a transaction to an existing order (same orderid, their own serial-number).
+LATER_TRANSACTIONS = frozenset({"capture", "void", "return", "payout_pay"})
 R = TypeVar("R", bound=Response)
 
 
@@ -66,9 +68,13 @@ def wire_value(value: object, name: str) -> str:
     return str(value)
 
 
-def wire_fields(fields: Fields | None, extra: Fields) -> list[tuple[str, str]]:
-    """Merge a mapping and keyword fields; Python names become wire names; None is dropped."""
-    merged = {wire_name(name): value for name, value in {**(fields or {}), **extra}.items()}
+def wire_fields(fields: Fields | None, extra: Fields, operation: Operation | None = None) -> list[tuple[str, str]]:
+    """Merge a mapping and keyword fields; Python names become the operation's wire spellings
+    (``cres`` -> ``cRes``, ``client_orderid`` -> ``client-order-id`` where the gateway spells it so);
+    None is dropped.
+    """
+    spell = operation.wire_name if operation is not None else wire_name
+    merged = {spell(name): value for name, value in {**(fields or {}), **extra}.items()}
     return [(name, wire_value(value, name)) for name, value in merged.items() if value is not None]
 
 
@@ -104,6 +110,7 @@ class GatewayClient:
         self.nonce = nonce
         self.validate = validate
         self._endpoints: dict[str, str] = {}  # orderid -> concrete end-point-id (group addressing)
+        self._later: set[str] = set()  # serial-numbers of later transactions of an order (capture, return...)
 
     def __repr__(self) -> str:
         return f"GatewayClient(profile={self.config.profile!r}, base_url={self.config.base_url!r})"
@@ -134,9 +141,11 @@ class GatewayClient:
         """Build, check and sign a request without sending it."""
         op = operation if isinstance(operation, Operation) else get_operation(operation)
         try:
-            pairs = wire_fields(fields, kwargs)
+            pairs = wire_fields(fields, kwargs, op)
         except InvalidRequestError as exc:
             raise InvalidRequestError(op.name, exc.problems) from None
+        if LOGIN in op.required and all(name != LOGIN for name, _ in pairs):  # behaviour section 10
+            pairs.insert(0, (LOGIN, self.config.login))
         strict = self.validate if validate is None else validate
         if strict:
             problems = request_problems(op, dict(pairs))
@@ -197,6 +206,8 @@ class GatewayClient:
             raise error
         model: Response = RESPONSE_MODELS[op.response].from_mapping(body)
         self._remember_endpoint(model)
+        if op.name in LATER_TRANSACTIONS and model.serial_number:
+            self._later.add(model.serial_number)
         return model
 
     def _address(
@@ -293,18 +304,24 @@ class GatewayClient:
         schedule: PollSchedule | None = None,
         waker: Waker | None = None,
         on_attempt: Callable[[PollAttempt], None] | None = None,
+        by_request_sn: str | None = None,
     ) -> StatusResponse:
         """Poll ``status`` until ``until`` holds, on the profile's schedule (or ``schedule``).
 
-        ``awaiting`` says what ``until`` waits for, for the WaitTimeout message.
+        ``awaiting`` says what ``until`` waits for, for the WaitTimeout message.  The acknowledgement
+        of a later transaction of an order (capture, return, void, payout-pay) is followed by its own
+        serial-number (``by-request-sn``): the order's status is that of its latest transaction.
         """
         client_orderid = client_orderid or (order.client_orderid if order else None)
         orderid = orderid or (order.orderid if order else None)
         if not client_orderid:
             raise InvalidRequestError("status", [Problem("client_orderid", "is needed to wait for a status")])
+        if by_request_sn is None and order is not None and order.serial_number in self._later:
+            by_request_sn = order.serial_number
+        extra = {"by_request_sn": by_request_sn} if by_request_sn else {}
 
         def poll() -> StatusResponse:
-            return self.status(client_orderid=client_orderid, orderid=orderid)
+            return self.status(client_orderid=client_orderid, orderid=orderid, **extra)
 
         return wait_for_status(
             poll,

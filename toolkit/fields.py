@@ -7,6 +7,7 @@ simulator, by the OpenAPI document and by the notebook forms.  Names are the spe
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -18,6 +19,7 @@ class Kind(StrEnum):
     ID = "id"
     DIGITS = "digits"
     AMOUNT = "amount"
+    AMOUNTS = "amounts"
     CURRENCY = "currency"
     EMAIL = "email"
     URL = "url"
@@ -30,11 +32,17 @@ class Kind(StrEnum):
     INT = "int"
     CHOICE = "choice"
     DATE = "date"
+    BIRTHDAY = "birthday"
+    COUNTRY = "country"
 
 
 @dataclass(frozen=True)
 class Field:
-    """One request field: ``name`` as sent on the wire, its format, and what it means."""
+    """One request field: ``name`` as sent on the wire, its format, and what it means.
+
+    ``aliases`` are the other names a Python caller may use for it (``cres`` for ``cRes``,
+    ``client_orderid`` for ``client-order-id``); the client always sends ``name``.
+    """
 
     name: str
     kind: Kind
@@ -42,58 +50,89 @@ class Field:
     max_length: int = 256
     choices: tuple[str, ...] = ()
     secret: bool = False  # card data: masked in every log, report and repr
+    aliases: tuple[str, ...] = ()
 
     @property
     def python_name(self) -> str:
         """The keyword a Python caller uses (``destination-card-no`` -> ``destination_card_no``)."""
-        return self.name.replace("-", "_")
+        return self.aliases[0] if self.aliases else self.name.replace("-", "_")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every name that stands for this field in a caller's mapping: the wire name first."""
+        return tuple(dict.fromkeys((self.name, self.name.replace("-", "_"), *self.aliases)))
 
 
 def _f(name: str, kind: Kind, doc: str, **extra: object) -> tuple[str, Field]:
     return name, Field(name, kind, doc, **extra)  # type: ignore[arg-type]
 
 
+# Lengths are those of the gateway family's documentation (behaviour section 10) where it gives one.
 FIELDS: dict[str, Field] = dict(
     [
+        _f("login", Kind.TEXT, "Merchant login (the OAuth consumer key)", max_length=20),
         _f("client_orderid", Kind.ID, "Merchant's own order identifier", max_length=128),
-        _f("client-order-id", Kind.ID, "Merchant's order identifier (hyphenated spelling)", max_length=128),
-        _f("orderid", Kind.DIGITS, "Gateway's identifier of the transaction (paynet-order-id)", max_length=32),
-        _f("order_desc", Kind.TEXT, "Order description", max_length=125),
+        _f(
+            "client-order-id",
+            Kind.ID,
+            "Merchant's order identifier, hyphenated (3-D Secure uploads, v4 payouts)",
+            max_length=128,
+            aliases=("client_orderid",),
+        ),
+        _f("orderid", Kind.DIGITS, "Gateway's identifier of the order (paynet-order-id)", max_length=20),
+        _f("by-request-sn", Kind.TEXT, "Serial number of one request: the status of that request", max_length=64),
+        _f("order_desc", Kind.TEXT, "Order description", max_length=65536),
         _f("amount", Kind.AMOUNT, "Amount in major units with a dot (10.42)"),
-        _f("currency", Kind.CURRENCY, "ISO 4217 currency code"),
-        _f("email", Kind.EMAIL, "Customer e-mail", max_length=128),
-        _f("ipaddress", Kind.IP, "Customer IP address"),
+        _f("currency", Kind.CURRENCY, "ISO 4217 currency code", max_length=3),
+        _f("email", Kind.EMAIL, "Customer e-mail", max_length=50),
+        _f("ipaddress", Kind.IP, "Customer IP address", max_length=45),
         _f("first_name", Kind.TEXT, "Customer first name", max_length=50),
         _f("last_name", Kind.TEXT, "Customer last name", max_length=50),
         _f("address1", Kind.TEXT, "Customer street address", max_length=50),
         _f("city", Kind.TEXT, "Customer city", max_length=50),
-        _f("state", Kind.TEXT, "Customer state or region", max_length=50),
+        _f("state", Kind.TEXT, "Customer state or province (2 letters; required for US, CA, AU)", max_length=2),
         _f("zip_code", Kind.TEXT, "Customer postal code", max_length=10),
-        _f("country", Kind.TEXT, "Customer country, ISO 3166 alpha-2", max_length=2),
+        _f("country", Kind.COUNTRY, "Customer country, ISO 3166-1 alpha-2", max_length=2),
         _f("phone", Kind.TEXT, "Customer phone number", max_length=15),
+        _f("cell_phone", Kind.TEXT, "Customer mobile phone number", max_length=15),
+        _f("birthday", Kind.BIRTHDAY, "Customer date of birth, YYYYMMDD", max_length=8),
+        _f("ssn", Kind.DIGITS, "Last four digits of the customer's social security number", max_length=4),
         _f("site_url", Kind.URL, "Merchant's site"),
         _f("purpose", Kind.TEXT, "Purpose of the payment", max_length=128),
-        _f("comment", Kind.TEXT, "Free comment", max_length=255),
+        _f("merchant_data", Kind.TEXT, "Merchant's own data, echoed back", max_length=4096),
+        _f("comment", Kind.TEXT, "Free comment", max_length=50),
         _f("credit_card_number", Kind.CARD_NUMBER, "Card number (PAN)", secret=True),
         _f("card_printed_name", Kind.TEXT, "Cardholder name as printed on the card", max_length=128),
-        _f("expire_month", Kind.MONTH, "Card expiry month, 01-12"),
-        _f("expire_year", Kind.YEAR, "Card expiry year, four digits"),
+        _f("expire_month", Kind.MONTH, "Card expiry month, 1-12 (01-12)"),
+        _f("expire_year", Kind.YEAR, "Card expiry year: four digits, or two (99 is 2099)", max_length=4),
         _f("cvv2", Kind.CVV, "Card verification value (3 or 4 digits)", secret=True),
         _f("redirect_url", Kind.URL, "Where the payer's browser goes back to", max_length=1024),
-        _f("server_callback_url", Kind.URL, "Where the final outcome is called back", max_length=1024),
+        _f("server_callback_url", Kind.URL, "Called with the outcome of the initial transaction", max_length=1024),
+        _f("notify_url", Kind.URL, "Called with the outcome of every transaction of the order", max_length=1024),
         _f("cardrefid", Kind.DIGITS, "Card reference identifier", max_length=32),
         _f("sending-card-ref-id", Kind.DIGITS, "Card reference of the sending card", max_length=32),
+        _f("enumerate_amounts", Kind.AMOUNTS, "Amounts tried in order until one is approved (10.00,5.00)"),
+        _f("recurrent_scenario", Kind.CHOICE, "Kind of repeated charge", choices=("REGULAR", "IRREGULAR")),
         _f("threeDSCompInd", Kind.CHOICE, "3DS Method result", choices=("Y", "N", "U")),
-        _f("browser_accept_header", Kind.TEXT, "Payer browser Accept header", max_length=2048),
-        _f("browser_user_agent", Kind.TEXT, "Payer browser User-Agent", max_length=2048),
-        _f("browser_language", Kind.TEXT, "Payer browser language", max_length=8),
-        _f("browser_color_depth", Kind.INT, "Payer screen colour depth"),
-        _f("browser_screen_height", Kind.INT, "Payer screen height"),
-        _f("browser_screen_width", Kind.INT, "Payer screen width"),
-        _f("browser_tz", Kind.TEXT, "Payer time-zone offset in minutes", max_length=5),
-        _f("browser_java_enabled", Kind.BOOL, "Payer browser runs Java"),
-        _f("cres", Kind.TEXT, "Challenge response (CRes) from the ACS, base64url", max_length=8192),
-        _f("pares", Kind.TEXT, "Payer authentication response (PaRes) of 3DS 1.0.2", max_length=8192),
+        _f("threeDSServerTransID", Kind.TEXT, "3DS Server transaction id (a UUID)", max_length=36),
+        _f("browserAcceptHeader", Kind.TEXT, "Payer browser Accept header", max_length=2048),
+        _f("browserIP", Kind.IP, "Payer browser IP address", max_length=45),
+        _f("browserJavaEnabled", Kind.BOOL, "Payer browser runs Java"),
+        _f("browserJavascriptEnabled", Kind.BOOL, "Payer browser runs JavaScript"),
+        _f("browserLanguage", Kind.TEXT, "Payer browser language (BCP 47)", max_length=8),
+        _f("browserColorDepth", Kind.INT, "Payer screen colour depth", max_length=2),
+        _f("browserScreenHeight", Kind.INT, "Payer screen height", max_length=6),
+        _f("browserScreenWidth", Kind.INT, "Payer screen width", max_length=6),
+        _f("browserTZ", Kind.TEXT, "Payer time-zone offset in minutes", max_length=5),
+        _f("browserUserAgent", Kind.TEXT, "Payer browser User-Agent", max_length=2048),
+        _f("cRes", Kind.TEXT, "Challenge response (CRes) from the ACS", max_length=4096, aliases=("cres",)),
+        _f(
+            "paRes",
+            Kind.TEXT,
+            "Payer authentication response (PaRes) of 3DS 1.0.2",
+            max_length=10240,
+            aliases=("pares",),
+        ),
         _f("md", Kind.TEXT, "Merchant data echoed by a 3DS 1.0.2 ACS", max_length=1024),
         _f("period", Kind.CHOICE, "Recurring period unit", choices=("day", "week", "month", "year")),
         _f("interval", Kind.INT, "Number of periods between charges"),
@@ -105,23 +144,33 @@ FIELDS: dict[str, Field] = dict(
         _f("destination_card_recurring_payment_id", Kind.TEXT, "Destination card reference", max_length=32),
         _f("account_number", Kind.TEXT, "Destination bank account", max_length=64),
         _f("bank_code", Kind.TEXT, "Destination bank code (BIC, routing number)", max_length=32),
+        _f("bank_name", Kind.TEXT, "Destination bank name", max_length=128),
+        _f("bank_branch", Kind.TEXT, "Destination bank branch", max_length=128),
+        _f("bank_province", Kind.TEXT, "Destination bank province", max_length=128),
+        _f("bank_city", Kind.TEXT, "Destination bank city", max_length=128),
         _f("ewallet_id", Kind.TEXT, "Destination e-wallet", max_length=64),
         _f("payout_phone", Kind.TEXT, "Destination phone for fast payments", max_length=20),
     ]
 )
 
-_WIRE_NAMES = {spec.python_name: name for name, spec in FIELDS.items()}
+# Optional fields known by prefix only (sale and preauth: the 3-D Secure 2 browser data).
+FIELD_PREFIXES = ("customer_browser_",)
+
+_WIRE_NAMES = {spec.python_name: name for name, spec in FIELDS.items() if not spec.aliases}
 
 
 def wire_name(name: str) -> str:
     """The wire name of a field written as a Python keyword (``destination_card_no`` -> ``destination-card-no``).
 
     Any other name (a wire name already, or a field the registry does not know) is returned as it is.
+    Names that depend on the operation (``client_orderid`` is ``client-order-id`` in the 3-D Secure
+    uploads) are resolved by ``Operation.wire_name``.
     """
     return _WIRE_NAMES.get(name, name)
 
 
-# Other spellings the gateway family accepts for a canonical field (conformance warnings name them).
+# Other spellings seen for a canonical field: a strict simulator treats them as missing fields (and
+# says which was sent); a lenient one maps them with a conformance warning.
 LEGACY_SPELLINGS: dict[str, str] = {
     "client-order-id": "client_orderid",
     "client_order_id": "client_orderid",
@@ -129,13 +178,19 @@ LEGACY_SPELLINGS: dict[str, str] = {
     "card_ref_id": "cardrefid",
     "order_id": "orderid",
     "paynet-order-id": "orderid",
-    "cvv": "cvv2",
+    "by_request_sn": "by-request-sn",
+    "cres": "cRes",
+    "pares": "paRes",
+    "PaRes": "paRes",
 }
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _URL = re.compile(r"^https?://[^\s/?#]+[^\s]*$")
 _IP4 = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$")
 _DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
+_BIRTHDAY = re.compile(r"^(19|20)\d\d(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
+_COUNTRY = re.compile(r"^[A-Z]{2}$")
+_AMOUNT_ITEM = re.compile(r"^\d+(\.\d+)?$")
 
 
 def ascii_digits(value: str) -> bool:
@@ -180,38 +235,59 @@ def _ip_ok(value: str) -> bool:
     return match is not None and all(int(part) <= 255 for part in match.groups())
 
 
+def card_expiry(month: str, year: str) -> tuple[int, int] | None:
+    """(month, four-digit year) of a card's expiry as sent: ``1``/``01`` and ``99``/``2099`` both count.
+
+    None when the values are not an expiry date (the format checks say why).
+    """
+    if not (ascii_digits(month) and ascii_digits(year) and len(month) in (1, 2) and len(year) in (2, 4)):
+        return None
+    number = int(month)
+    if not 1 <= number <= 12:
+        return None
+    return number, int(year) + (2000 if len(year) == 2 else 0)
+
+
 def format_problem(field: Field, value: str) -> str | None:
     """Why ``value`` is not a valid ``field``, or None.  Amount and currency live in money.py."""
     if len(value) > field.max_length:
         return f"longer than {field.max_length} characters"
-    kind = field.kind
-    if kind is Kind.DIGITS and not ascii_digits(value):
-        return "must be digits only"
-    if kind is Kind.ID and not value:
-        return "must not be empty"
-    if kind is Kind.EMAIL and not _EMAIL.match(value):
-        return f"{value!r} is not an e-mail address"
-    if kind is Kind.URL and not _URL.match(value):
-        return "must be an absolute http(s) URL"
-    if kind is Kind.CARD_NUMBER:
-        if not ascii_digits(value) or not 12 <= len(value) <= 19:
-            return "must be 12 to 19 digits"
-        if not luhn_ok(value):
-            return "fails the Luhn check"
-    if kind is Kind.CVV and not (ascii_digits(value) and len(value) in (3, 4)):
-        return "must be 3 or 4 digits"
-    if kind is Kind.MONTH and not (len(value) == 2 and ascii_digits(value) and 1 <= int(value) <= 12):
-        return "must be two digits, 01 to 12"
-    if kind is Kind.YEAR and not (len(value) == 4 and ascii_digits(value)):
-        return "must be four digits"
-    if kind is Kind.IP and not _ip_ok(value):
-        return f"{value!r} is not an IP address"
-    if kind is Kind.BOOL and value not in ("true", "false"):
-        return "must be true or false"
-    if kind is Kind.INT and not (ascii_digits(value) and int(value) < 2**31):
-        return "must be a non-negative integer"
-    if kind is Kind.CHOICE and value not in field.choices:
-        return f"must be one of {', '.join(field.choices)}"
-    if kind is Kind.DATE and not _DATE.match(value):
-        return "must be a date YYYY-MM-DD"
+    return _FORMAT_RULES.get(field.kind, _no_rule)(field, value)
+
+
+def _no_rule(field: Field, value: str) -> str | None:
     return None
+
+
+def _card_number(field: Field, value: str) -> str | None:
+    if not ascii_digits(value) or not 12 <= len(value) <= 19:
+        return "must be 12 to 19 digits"
+    return None if luhn_ok(value) else "fails the Luhn check"
+
+
+def _amounts(field: Field, value: str) -> str | None:
+    items = value.split(",")
+    if not all(_AMOUNT_ITEM.match(item.strip()) for item in items):
+        return "must be amounts separated by commas (10.00,5.00)"
+    return None if len(items) <= 10 else "at most 10 amounts"
+
+
+_FORMAT_RULES: dict[Kind, Callable[[Field, str], str | None]] = {
+    Kind.DIGITS: lambda f, v: None if ascii_digits(v) else "must be digits only",
+    Kind.ID: lambda f, v: None if v else "must not be empty",
+    # the message never repeats the value: it may be a card number typed into the wrong field
+    Kind.EMAIL: lambda f, v: None if _EMAIL.match(v) else "is not an e-mail address",
+    Kind.URL: lambda f, v: None if _URL.match(v) else "must be an absolute http(s) URL",
+    Kind.CARD_NUMBER: _card_number,
+    Kind.CVV: lambda f, v: None if ascii_digits(v) and len(v) in (3, 4) else "must be 3 or 4 digits",
+    Kind.MONTH: lambda f, v: None if card_expiry(v, "2000") else "must be a month, 1 to 12 (or 01 to 12)",
+    Kind.YEAR: lambda f, v: None if ascii_digits(v) and len(v) in (2, 4) else "must be four digits (or two: 99)",
+    Kind.IP: lambda f, v: None if _ip_ok(v) else "is not an IP address",
+    Kind.BOOL: lambda f, v: None if v in ("true", "false") else "must be true or false",
+    Kind.INT: lambda f, v: None if ascii_digits(v) and int(v) < 2**31 else "must be a non-negative integer",
+    Kind.CHOICE: lambda f, v: None if v in f.choices else f"must be one of {', '.join(f.choices)}",
+    Kind.DATE: lambda f, v: None if _DATE.match(v) else "must be a date YYYY-MM-DD",
+    Kind.BIRTHDAY: lambda f, v: None if _BIRTHDAY.match(v) else "must be a date YYYYMMDD",
+    Kind.COUNTRY: lambda f, v: None if _COUNTRY.match(v) else "must be an ISO 3166-1 alpha-2 code in capitals (US)",
+    Kind.AMOUNTS: _amounts,
+}

@@ -29,6 +29,7 @@ from toolkit.testdata.cards import Card
 from toolkit.waiting import PollAttempt
 
 METHOD_INDICATORS = {"completed": "Y", "timed out": "N", "absent": "U"}
+VOID_COMMENT = "cancelled by the merchant"
 
 
 class FlowError(RuntimeError):
@@ -111,14 +112,29 @@ class Merchant:
     def return_(self, order: Order, amount: Decimal | None = None) -> Order:
         return self._follow_up("return", order, amount)
 
-    def void(self, order: Order, amount: Decimal | None = None) -> Order:
-        return self._follow_up("void", order, amount)
+    def void(self, order: Order, amount: Decimal | None = None, comment: str = VOID_COMMENT) -> Order:
+        """void (``comment`` is mandatory on the gateway); an ``amount`` is sent only to see it refused."""
+        return self._follow_up("void", order, amount, comment=comment)
 
-    def _follow_up(self, operation: str, order: Order, amount: Decimal | None) -> Order:
-        fields: dict[str, Any] = {"client_orderid": order.client_orderid, "orderid": order.orderid}
+    def _follow_up(self, operation: str, order: Order, amount: Decimal | None, **extra: str) -> Order:
+        """A later transaction of ``order``: its callback goes to the order's ``notify_url`` (section 10)."""
+        fields: dict[str, Any] = {"client_orderid": order.client_orderid, "orderid": order.orderid, **extra}
         if amount is not None:
             fields.update(amount=amount, currency=order.fields.get("currency", "EUR"))
-        return self._send(operation, {**fields, **self._callback()})
+        validate = not (operation == "void" and amount is not None)
+        ack = self.client.call(operation, fields, validate=validate)
+        assert isinstance(ack, AsyncResponse)
+        return Order(operation, ack, mask_fields({k: str(v) for k, v in fields.items()}))
+
+    def attempt(self, operation: str, order: Order, **changes: Any) -> Order:
+        """A follow-up of ``order`` with fields changed as given, sent without the client's own checks, to
+        see what the gateway says: ``login=""`` leaves the login out, ``client_orderid=...`` names another.
+        """
+        comment = {"comment": VOID_COMMENT} if operation == "void" else {}
+        fields = {"client_orderid": order.client_orderid, "orderid": order.orderid, **comment, **changes}
+        ack = self.client.call(operation, fields, validate=False)
+        assert isinstance(ack, AsyncResponse)
+        return Order(operation, ack, mask_fields({k: str(v) for k, v in fields.items()}))
 
     def card_ref(self, order: Order, version: str = "v2") -> CardRefResponse:
         operation = "create_card_ref_v4" if version == "v4" else "create_card_ref"
@@ -126,8 +142,18 @@ class Merchant:
         assert isinstance(response, CardRefResponse)
         return response
 
-    def rebill(self, cardrefid: str, outcome: str = "approved", amount: Decimal | None = None) -> Order:
-        fields = orders.rebill_fields(cardrefid, outcome=outcome, amount=amount, **self._callback())
+    def rebill(
+        self,
+        cardrefid: str,
+        outcome: str = "approved",
+        amount: Decimal | None = None,
+        *,
+        then_try: tuple[Decimal, ...] = (),
+    ) -> Order:
+        """make-rebill of a card reference; ``then_try``: the amounts the gateway tries in turn when the
+        amount is declined (``enumerate_amounts``, behaviour section 10)."""
+        extra = {"enumerate_amounts": ",".join(format(a, "f") for a in then_try)} if then_try else {}
+        fields = orders.rebill_fields(cardrefid, outcome=outcome, amount=amount, **extra, **self._callback())
         return self._send("make_rebill", dict(fields))
 
     def recurring(self, cardrefid: str, amount: Decimal, period: str, interval: int = 1) -> RecurringPaymentResponse:
@@ -146,11 +172,13 @@ class Merchant:
         return self._send(operation, dict(fields), card)
 
     def payout_pay(self, check: Order) -> Order:
-        fields = {"client_orderid": check.client_orderid, "orderid": check.orderid, **self._callback()}
-        return self._send("payout_pay", fields)
+        return self._follow_up("payout_pay", check, None)
 
     def _callback(self) -> dict[str, str]:
-        return {"server_callback_url": self.callback_url} if self.callback_url else {}
+        """Where the gateway calls back: the initial transaction (``server_callback_url``) and every later
+        one of the order (``notify_url``, behaviour section 10); the simulator calls one address once.
+        """
+        return {"server_callback_url": self.callback_url, "notify_url": self.callback_url} if self.callback_url else {}
 
     # --- waiting ----------------------------------------------------------------------------------
 
@@ -192,6 +220,16 @@ class Merchant:
 
     def status_by_client_orderid(self, order: Order) -> StatusResponse:
         return self.client.status(client_orderid=order.client_orderid)
+
+    def order_status(self, order: Order) -> StatusResponse:
+        """``status`` of the order (no ``by-request-sn``): its latest transaction, whatever it is."""
+        return self.client.status(client_orderid=order.client_orderid, orderid=order.orderid)
+
+    def request_status(self, order: Order) -> StatusResponse:
+        """``status`` of the request that made ``order`` (``by-request-sn``: its serial-number)."""
+        return self.client.status(
+            client_orderid=order.client_orderid, orderid=order.orderid, by_request_sn=order.ack.serial_number
+        )
 
     # --- 3-D Secure -------------------------------------------------------------------------------
 

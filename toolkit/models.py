@@ -129,16 +129,28 @@ class CardRefResponse(AsyncResponse):
 
 @dataclass(frozen=True)
 class CardInfoResponse(Response):
-    """``get-card-info-response``: BIN, brand, masked PAN and expiry of a stored card."""
+    """``get-card-info-response``: holder, BIN, last four digits and expiry of a stored card (behaviour section 10).
 
-    card_ref_id: str
+    ``card_type`` (the brand, spec 4.3) may be absent; ``masked_pan`` is made from BIN and last four.
+    """
+
+    card_printed_name: str
     bin: str
-    card_type: str
     last_four_digits: str
-    masked_pan: str
-    card_exp_month: str
-    card_exp_year: str
-    cardholder_name: str = ""
+    expire_year: str
+    expire_month: str
+    card_ref_id: str = ""
+    card_type: str = ""
+
+    @property
+    def masked_pan(self) -> str:
+        return f"{self.bin}******{self.last_four_digits}" if self.bin and self.last_four_digits else ""
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """The fields the gateway documents that this answer lacks (a public client library refuses those)."""
+        names = ("card-printed-name", "bin", "last-four-digits", "expire-year", "expire-month")
+        return tuple(name for name in names if not self.raw.get(name))
 
 
 @dataclass(frozen=True)

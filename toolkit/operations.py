@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from toolkit.fields import FIELDS
+from toolkit.fields import FIELDS, wire_name
 
 
 class AuthScheme(StrEnum):
@@ -80,6 +80,7 @@ class Operation:
     together: tuple[tuple[str, ...], ...] = ()
     group: bool = False
     assumed: tuple[str, ...] = field(default=())
+    prefixes: tuple[str, ...] = ()  # optional fields known by prefix (``customer_browser_``)
 
     @property
     def family(self) -> str:
@@ -98,6 +99,29 @@ class Operation:
         return tuple(seen)
 
     @property
+    def lenient_required(self) -> tuple[str, ...]:
+        """What a ``lenient`` simulator still refuses without: ``required`` less ``LENIENT_OPTIONAL``.
+
+        The other mandatory fields only earn a conformance warning there (today's forgiving behaviour).
+        """
+        return tuple(name for name in self.required if name not in LENIENT_OPTIONAL)
+
+    def knows(self, name: str) -> bool:
+        """A field of this operation, by its wire name (or a known prefix)."""
+        return name in self.fields or name.startswith(self.prefixes)
+
+    def wire_name(self, name: str) -> str:
+        """The wire spelling of ``name`` for this operation: ``client_orderid`` -> ``client-order-id`` and
+        ``cres`` -> ``cRes`` in the 3-D Secure uploads; any other name as ``toolkit.fields.wire_name`` gives it.
+        """
+        if name in self.fields:
+            return name
+        for wire in self.fields:
+            if name in FIELDS[wire].names:
+                return wire
+        return wire_name(name)
+
+    @property
     def method_name(self) -> str:
         """The GatewayClient method (``return`` is a keyword: ``return_``)."""
         return "return_" if self.name == "return" else self.name
@@ -113,12 +137,25 @@ class Operation:
         return self.path.format(endpointId=endpoint_id)
 
 
-# Field sets shared by several operations.
-_CUSTOMER = ("first_name", "last_name", "address1", "city", "state", "zip_code", "country", "phone", "site_url")
+# Field sets shared by several operations (behaviour section 10).
 _CARD = ("credit_card_number", "card_printed_name", "expire_month", "expire_year", "cvv2")
-_URLS = ("redirect_url", "server_callback_url")
-_FOLLOW_UP = ("client_orderid", "orderid")
-_BROWSER = tuple(name for name in FIELDS if name.startswith("browser_"))
+_CUSTOMER = ("address1", "city", "zip_code", "country", "phone")  # mandatory on sale, preauth and their forms
+_CUSTOMER_OPTIONAL = (
+    "first_name",
+    "last_name",
+    "state",
+    "birthday",
+    "ssn",
+    "cell_phone",
+    "site_url",
+    "purpose",
+    "merchant_data",
+)
+_URLS = ("redirect_url", "server_callback_url", "notify_url")
+_FORM_URLS = ("server_callback_url", "notify_url")
+_FOLLOW_UP = (LOGIN, "client_orderid", "orderid")
+_THREEDS_FOLLOW_UP = (LOGIN, "client-order-id", "orderid")
+_BROWSER = tuple(name for name in FIELDS if name.startswith("browser"))
 _PAYOUT_DESTINATIONS = (
     "credit_card_number",
     "destination-card-no",
@@ -127,20 +164,29 @@ _PAYOUT_DESTINATIONS = (
     "ewallet_id",
     "payout_phone",
 )
+_BANK = ("bank_code", "bank_name", "bank_branch", "bank_province", "bank_city")
+# Mandatory on the production gateway, but only a conformance warning on a lenient simulator.
+LENIENT_OPTIONAL = frozenset({LOGIN, *_CUSTOMER, "comment"})
 
 SALE_CONTROL = ControlFormula((ENDPOINT_ID, "client_orderid", "amount", "email"))
 VERIFY_CONTROL = ControlFormula((ENDPOINT_ID, "client_orderid", "email"))
 FOLLOW_UP_CONTROL = ControlFormula((LOGIN, "client_orderid", "orderid"))
+THREEDS_CONTROL = ControlFormula((LOGIN, "client-order-id", "orderid"))  # spec 4.2 writes client-order-id
 AMOUNT_CONTROL = ControlFormula(
     (LOGIN, "client_orderid", "orderid", "amount", "currency"), optional=frozenset({"amount", "currency"})
 )
 _ASSUMED_FORM_CONTROL = "control: not shown in the spec; the sale formula is used"
-_ASSUMED_FIELDS = "request fields: not shown in the spec beyond section 2.2; chosen by gatekit"
+_ASSUMED_FIELDS = "request fields: not shown in the spec or in behaviour section 10; chosen by gatekit"
 _ASSUMED_GROUP = "endpoint-group addressing: decided per operation by gatekit (spec: 'depending on the operation')"
+_SECTION_10 = "request fields: behaviour section 10 (the gateway family's documentation)"
+_FORM_REDIRECT = (
+    "redirect_url: mandatory on hosted forms (section 10 is silent; the family's public PHP library requires it, "
+    "and the hosted page must send the payer somewhere)"
+)
 
 
 def _payment(name: str, path: str, code: str, request: str, summary: str) -> Operation:
-    """sale and preauth: card data in the request, the sale control formula."""
+    """sale and preauth: card data in the request, the sale control formula (behaviour section 10)."""
     return Operation(
         name,
         path,
@@ -150,16 +196,17 @@ def _payment(name: str, path: str, code: str, request: str, summary: str) -> Ope
         ResponseKind.ASYNC,
         AuthScheme.CONTROL,
         summary,
-        required=("client_orderid", "order_desc", "amount", "currency", "email", "ipaddress", *_CARD),
-        optional=(*_URLS, *_CUSTOMER, "purpose"),
+        required=("client_orderid", "order_desc", "amount", "currency", *_CUSTOMER, "email", "ipaddress", *_CARD),
+        optional=(*_URLS, *_CUSTOMER_OPTIONAL),
         control=SALE_CONTROL,
         group=True,
-        assumed=(_ASSUMED_FIELDS,),
+        prefixes=("customer_browser_",),
+        assumed=(_SECTION_10, "customer_browser_* (3-D Secure 2 browser data): accepted by prefix, not checked"),
     )
 
 
 def _form(name: str, path: str, code: str, request: str, summary: str, *assumed: str) -> Operation:
-    """Hosted-form operations: no card data, a redirect address back (AsyncCheckoutFormRedirect)."""
+    """Hosted-form operations: as sale without the card fields; a redirect address back (section 10)."""
     return Operation(
         name,
         path,
@@ -169,15 +216,24 @@ def _form(name: str, path: str, code: str, request: str, summary: str, *assumed:
         ResponseKind.FORM,
         AuthScheme.CONTROL,
         summary,
-        required=("client_orderid", "order_desc", "amount", "currency", "email", "ipaddress", "redirect_url"),
-        optional=("server_callback_url", *_CUSTOMER, "purpose"),
+        required=(
+            "client_orderid",
+            "order_desc",
+            "amount",
+            "currency",
+            *_CUSTOMER,
+            "email",
+            "ipaddress",
+            "redirect_url",
+        ),
+        optional=(*_FORM_URLS, *_CUSTOMER_OPTIONAL),
         control=SALE_CONTROL,
         group=True,
-        assumed=(*assumed, _ASSUMED_FIELDS),
+        assumed=(*assumed, _SECTION_10, _FORM_REDIRECT),
     )
 
 
-def _partial_follow_up(name: str, path: str, code: str, request: str, summary: str) -> Operation:
+def _partial_follow_up(name: str, path: str, code: str, request: str, summary: str, *extra: str) -> Operation:
     """capture and return: on an earlier order, the whole amount or a part given with amount and currency."""
     return Operation(
         name,
@@ -189,15 +245,23 @@ def _partial_follow_up(name: str, path: str, code: str, request: str, summary: s
         AuthScheme.CONTROL,
         summary,
         required=_FOLLOW_UP,
-        optional=("amount", "currency", "comment"),
+        optional=("amount", "currency", *extra),
         together=(("amount", "currency"),),
         control=AMOUNT_CONTROL,
-        assumed=(_ASSUMED_GROUP,),
+        assumed=(_SECTION_10, _ASSUMED_GROUP),
     )
 
 
 def _threeds_upload(
-    name: str, path: str, code: str, request: str, summary: str, result: str, *, optional: tuple[str, ...] = ()
+    name: str,
+    path: str,
+    code: str,
+    request: str,
+    summary: str,
+    result: tuple[str, ...],
+    *,
+    optional: tuple[str, ...] = (),
+    assumed: tuple[str, ...] = (),
 ) -> Operation:
     """The 3DS result uploads (section 4.2): the merchant passes on what the payer's browser brought back."""
     return Operation(
@@ -209,10 +273,10 @@ def _threeds_upload(
         ResponseKind.ASYNC,
         AuthScheme.CONTROL,
         summary,
-        required=(*_FOLLOW_UP, result),
+        required=(*_THREEDS_FOLLOW_UP, *result),
         optional=optional,
-        control=FOLLOW_UP_CONTROL,
-        assumed=(_ASSUMED_FIELDS,),
+        control=THREEDS_CONTROL,
+        assumed=(_SECTION_10, *assumed),
     )
 
 
@@ -245,18 +309,18 @@ _OPERATIONS = (
         "AsyncResponse",
         ResponseKind.ASYNC,
         AuthScheme.CONTROL,
-        "Cancels an authorized, unsettled transaction; no partial amount",
-        required=_FOLLOW_UP,
-        optional=("comment",),
+        "Cancels an authorized, unsettled transaction of the order (a capture first); no partial amount",
+        required=(*_FOLLOW_UP, "comment"),
         control=FOLLOW_UP_CONTROL,
-        assumed=(_ASSUMED_GROUP,),
+        assumed=(_SECTION_10, _ASSUMED_GROUP),
     ),
     _partial_follow_up(
         "return",
         "/api/v2/return/{endpointId}",
         "RETURN",
         "ReturnRequest",
-        "Refund or reversal; partial with amount and currency; releases a preauth",
+        "Reversal of a sale or capture (partial with amount and currency); cancels an uncaptured preauth",
+        "comment",
     ),
     Operation(
         "status",
@@ -266,11 +330,11 @@ _OPERATIONS = (
         "StatusResponse",
         ResponseKind.STATUS,
         AuthScheme.CONTROL,
-        "Current status of a transaction, by orderid or by client_orderid alone",
-        required=("client_orderid",),
-        optional=("orderid",),
+        "Status of the order's latest transaction, or of one request (by-request-sn)",
+        required=(LOGIN, "client_orderid"),
+        optional=("orderid", "by-request-sn"),
         control=ControlFormula((LOGIN, "client_orderid", "orderid"), optional=frozenset({"orderid"})),
-        assumed=(_ASSUMED_GROUP,),
+        assumed=(_SECTION_10, _ASSUMED_GROUP),
     ),
     Operation(
         "account_verification",
@@ -281,11 +345,21 @@ _OPERATIONS = (
         ResponseKind.ASYNC,
         AuthScheme.CONTROL,
         "Zero-amount authorization that checks the card account",
-        required=("client_orderid", "email", "ipaddress", *_CARD),
-        optional=(*_URLS, *_CUSTOMER, "order_desc"),
+        required=(
+            "client_orderid",
+            "order_desc",
+            *(name for name in _CUSTOMER if name != "phone"),
+            "email",
+            "ipaddress",
+            *_CARD,
+        ),
+        optional=(*_URLS, "phone", *_CUSTOMER_OPTIONAL),
         control=VERIFY_CONTROL,
         group=True,
-        assumed=(_ASSUMED_FIELDS,),
+        assumed=(
+            "request fields: section 10 lists none for the direct call; the family's documentation and public "
+            "PHP library: as sale without amount and currency (zero amount, spec 4.1), phone optional",
+        ),
     ),
     Operation(
         "account_verification_form",
@@ -296,11 +370,16 @@ _OPERATIONS = (
         ResponseKind.FORM,
         AuthScheme.CONTROL,
         "Hosted-page variant of account verification",
-        required=("client_orderid", "email", "ipaddress", "redirect_url"),
-        optional=("server_callback_url", *_CUSTOMER, "order_desc"),
+        required=("client_orderid", "order_desc", *_CUSTOMER, "email", "ipaddress", "redirect_url"),
+        optional=(*_FORM_URLS, *_CUSTOMER_OPTIONAL),
         control=VERIFY_CONTROL,
         group=True,
-        assumed=(_ASSUMED_FIELDS,),
+        assumed=(
+            "request fields: section 10 says 'as sale, without the card fields'; amount and currency are left "
+            "out as for the direct call (a zero-amount operation, spec 4.1); phone stays mandatory ('as sale') "
+            "although the family's documentation of this operation does not list it",
+            _FORM_REDIRECT,
+        ),
     ),
     # 4.2 3DS result upload
     _threeds_upload(
@@ -309,8 +388,12 @@ _OPERATIONS = (
         "TDS_UPLOAD_METHOD_URL_RESULT",
         "TdsMethodUrlResultRequest",
         "Result of the 3DS 2.x Method step (threeDSCompInd Y/N/U)",
-        "threeDSCompInd",
-        optional=_BROWSER,
+        (),
+        optional=("threeDSCompInd", "threeDSServerTransID", *_BROWSER),
+        assumed=(
+            "threeDSCompInd: spec 4.2 says the upload carries it, section 10 and the family's documentation do "
+            "not list it: the client sends it, the simulator accepts its absence as Y (the method step ran)",
+        ),
     ),
     _threeds_upload(
         "upload_cres_result",
@@ -318,7 +401,7 @@ _OPERATIONS = (
         "TDS_UPLOAD_CRES_RESULT",
         "TdsCResResultRequest",
         "Challenge response (CRes) at the end of a 3DS 2.x challenge",
-        "cres",
+        ("cRes",),
     ),
     _threeds_upload(
         "upload_pares_result",
@@ -326,8 +409,9 @@ _OPERATIONS = (
         "TDS_UPLOAD_PARES_RESULT",
         "TdsPaResResultRequest",
         "Payer authentication response (PaRes) of a 3DS 1.0.2 flow",
-        "pares",
+        ("paRes",),
         optional=("md",),
+        assumed=("fields: not in section 10; as upload-cres-result, with paRes and md as the family documents them",),
     ),
     # 4.3 Cards and recurring
     Operation(
@@ -341,6 +425,7 @@ _OPERATIONS = (
         "Tokenizes the card of a final approved transaction into a card-ref-id",
         required=_FOLLOW_UP,
         control=FOLLOW_UP_CONTROL,
+        assumed=(_SECTION_10,),
     ),
     Operation(
         "create_card_ref_v4",
@@ -352,7 +437,7 @@ _OPERATIONS = (
         AuthScheme.OAUTH_RSA_SHA256,
         "Tokenization with OAuth RSA-SHA256 signing",
         required=_FOLLOW_UP,
-        assumed=(_ASSUMED_FIELDS,),
+        assumed=("request fields: not in section 10; those of create-card-ref v2, signed with OAuth",),
     ),
     Operation(
         "get_card_info",
@@ -362,10 +447,13 @@ _OPERATIONS = (
         "CardInfoAsyncResponse",
         ResponseKind.CARD_INFO,
         AuthScheme.CONTROL,
-        "BIN, brand, masked PAN and expiry of a stored card",
-        required=("cardrefid",),
+        "Holder, BIN, last four digits and expiry of a stored card",
+        required=(LOGIN, "cardrefid"),
         control=ControlFormula((LOGIN, "cardrefid")),
-        assumed=("control: 'no control formula shown' in the spec; login + cardrefid from vectors/control.json",),
+        assumed=(
+            _SECTION_10,
+            "control: 'no control formula shown' in the spec; login + cardrefid from vectors/control.json",
+        ),
     ),
     Operation(
         "make_rebill",
@@ -376,11 +464,20 @@ _OPERATIONS = (
         ResponseKind.ASYNC,
         AuthScheme.CONTROL,
         "Charges a stored card while the cardholder is absent",
-        required=("client_orderid", "cardrefid", "amount", "currency", "order_desc"),
-        optional=("ipaddress", "cvv2", "server_callback_url", "comment"),
+        required=(LOGIN, "client_orderid", "cardrefid", "amount", "currency"),
+        optional=(
+            "order_desc",
+            "ipaddress",
+            "comment",
+            "cvv2",
+            "server_callback_url",
+            "notify_url",
+            "enumerate_amounts",
+            "recurrent_scenario",
+        ),
         control=ControlFormula((LOGIN, "client_orderid", "cardrefid", "amount", "currency")),
         group=True,
-        assumed=(_ASSUMED_FIELDS,),
+        assumed=(_SECTION_10, "enumerate_amounts: at most 10 amounts, each at most the amount"),
     ),
     Operation(
         "create_recurring_payment",
@@ -392,7 +489,7 @@ _OPERATIONS = (
         AuthScheme.OAUTH_RSA_SHA256,
         "Creates a subscription charged on a schedule",
         required=("client_orderid", "cardrefid", "amount", "currency", "period", "interval"),
-        optional=("start_date", "repeats", "order_desc", "email", "server_callback_url"),
+        optional=(LOGIN, "start_date", "repeats", "order_desc", "email", "server_callback_url", "notify_url"),
         assumed=(_ASSUMED_FIELDS, "period and interval values: not shown; day|week|month|year and an integer"),
     ),
     Operation(
@@ -443,16 +540,19 @@ _OPERATIONS = (
         required=("client_orderid", "amount", "currency"),
         one_of=(_PAYOUT_DESTINATIONS,),
         optional=(
+            LOGIN,
             "order_desc",
             "card_printed_name",
             "expire_month",
             "expire_year",
             "cvv2",
             "ipaddress",
-            "bank_code",
+            *_BANK,
+            "purpose",
             "deposit2card",
             "redirect_url",
             "server_callback_url",
+            "notify_url",
             "card_recurring_payment_id",
             "destination_card_recurring_payment_id",
         ),
@@ -469,7 +569,7 @@ _OPERATIONS = (
         AuthScheme.CONTROL,
         "Payout with the destination collected on a hosted form",
         required=("client_orderid", "order_desc", "amount", "currency", "email", "ipaddress", "redirect_url"),
-        optional=("server_callback_url", *_CUSTOMER),
+        optional=("server_callback_url", "notify_url", *_CUSTOMER, *_CUSTOMER_OPTIONAL),
         control=SALE_CONTROL,
         group=True,
         assumed=(_ASSUMED_FORM_CONTROL, _ASSUMED_FIELDS),
@@ -483,18 +583,27 @@ _OPERATIONS = (
         ResponseKind.ASYNC,
         AuthScheme.OAUTH_RSA_SHA256,
         "Step 1: validates the recipient and registers the payout without moving funds",
-        required=("client_orderid", "amount", "currency"),
-        one_of=(_PAYOUT_DESTINATIONS,),
+        required=("amount", "currency"),
+        one_of=(("client_orderid", "client-order-id"), _PAYOUT_DESTINATIONS),
         optional=(
+            LOGIN,
             "order_desc",
+            "ipaddress",
+            "purpose",
+            "server_callback_url",
+            "notify_url",
+            "redirect_url",
             "card_printed_name",
             "expire_month",
             "expire_year",
-            "ipaddress",
-            "bank_code",
-            "server_callback_url",
+            *_BANK,
         ),
-        assumed=(_ASSUMED_FIELDS,),
+        assumed=(
+            "request fields: section 10's v4 payout list, without mandatory marks: client_orderid, amount, "
+            "currency and a destination required, the rest optional",
+            "client-order-id: the published v4 examples spell it so; both spellings are accepted, "
+            "the client sends client_orderid (the spelling of the spec's signed v4 transfer example)",
+        ),
     ),
     Operation(
         "payout_pay",
@@ -506,11 +615,11 @@ _OPERATIONS = (
         AuthScheme.OAUTH_RSA_SHA256,
         "Step 2: executes a payout registered by payout-check",
         required=_FOLLOW_UP,
-        optional=("server_callback_url",),
+        optional=("server_callback_url", "notify_url"),
         assumed=(
             "auth: OAuth RSA-SHA256 assumed from the v4 family (spec: not shown)",
             "operation code, request and response types: not shown; answered as an AsyncResponse",
-            "request fields: not shown; client_orderid and the orderid of the payout-check",
+            "request fields: section 10 (login, client_orderid and the orderid of the payout-check)",
         ),
     ),
 )
@@ -537,7 +646,7 @@ def iter_operations() -> Iterator[Operation]:
 def _check_catalogue() -> None:
     """Every field named by an operation is in the field registry (fails at import)."""
     for op in _OPERATIONS:
-        for name in op.fields:
+        for name in (*op.fields, *(part for part in (op.control.parts if op.control else ()) if part != ENDPOINT_ID)):
             if name not in FIELDS:
                 raise AssertionError(f"{op.name}: field {name!r} missing from toolkit.fields.FIELDS")
 

@@ -109,7 +109,20 @@ class SimulatorControl:
         return entries
 
     def transaction(self, orderid: str | int) -> JSON:
+        """The order's latest transaction (what ``status`` reports)."""
         return self._request("GET", f"transactions/{orderid}")
+
+    def order(self, orderid: str | int) -> JSON:
+        """The order with every one of its transactions (``transactions``, oldest first)."""
+        return self._request("GET", f"orders/{orderid}")
+
+    def chargeback(self, order: Any, amount: Decimal | str | None = None) -> JSON:
+        """The issuer takes back ``amount`` (default: everything still charged) of ``order`` (an orderid or
+        anything with ``.orderid``): an approved ``chargeback`` transaction, called back to the order's notify_url.
+        """
+        orderid = getattr(order, "orderid", order)
+        body = {} if amount is None else {"amount": str(amount)}
+        return self._request("POST", f"orders/{orderid}/chargeback", json=body)
 
     def force_status(self, orderid: str | int, status: str, error_code: str = "", error_message: str = "") -> JSON:
         """Set a status (approved, declined, filtered, error, unknown); a final one sends the callback."""

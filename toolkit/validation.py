@@ -31,15 +31,28 @@ _ALWAYS_CHECKED = frozenset({Kind.ID, Kind.MONTH, Kind.YEAR})
 _MONEY = frozenset({Kind.AMOUNT, Kind.CURRENCY})
 
 
-def request_problems(operation: Operation, fields: Mapping[str, str], *, strict: bool = True) -> list[Problem]:
+# Behaviour section 10: ``state`` is required for these countries.
+STATE_COUNTRIES = ("US", "CA", "AU")
+
+
+def request_problems(
+    operation: Operation,
+    fields: Mapping[str, str],
+    *,
+    strict: bool = True,
+    required: tuple[str, ...] | None = None,
+) -> list[Problem]:
     """Everything wrong with ``fields`` for ``operation``; empty when the request is well-formed.
 
     ``strict=False`` checks presence, amounts, currencies, expiry dates and identifiers only, and
     leaves the other formats (Luhn, e-mail, URL...) to the gateway.  (``GatewayClient`` calls this
-    strictly, or not at all with ``validate=False``.)
+    strictly, or not at all with ``validate=False``.)  ``required`` replaces the operation's
+    mandatory fields (a lenient simulator passes ``operation.lenient_required``).
     """
     present = {name: str(value).strip() for name, value in fields.items() if str(value).strip() != ""}
-    problems = [Problem(name, f"is required by {operation.name}") for name in operation.required if name not in present]
+    needed = operation.required if required is None else required
+    problems = [Problem(name, f"is required by {operation.name}") for name in needed if name not in present]
+    problems.extend(_state_problem(operation, present))
     for group in operation.one_of:
         if not any(name in present for name in group):
             problems.append(Problem(group[0], f"{operation.name} needs one of: {', '.join(group)}"))
@@ -57,6 +70,18 @@ def request_problems(operation: Operation, fields: Mapping[str, str], *, strict:
         if rule:
             problems.append(Problem(name, rule))
     return problems
+
+
+def _state_problem(operation: Operation, present: Mapping[str, str]) -> list[Problem]:
+    country = present.get("country", "")
+    if "state" in operation.fields and country in STATE_COUNTRIES and "state" not in present:
+        return [Problem("state", f"is required when country is {', '.join(STATE_COUNTRIES)} ({country} was sent)")]
+    return []
+
+
+def missing_fields(operation: Operation, fields: Mapping[str, str]) -> list[str]:
+    """The operation's mandatory fields that ``fields`` leaves out or leaves empty."""
+    return [name for name in operation.required if not str(fields.get(name, "")).strip()]
 
 
 def _money_problems(present: Mapping[str, str]) -> list[Problem]:

@@ -25,3 +25,10 @@ Feature: Server callbacks
     When the merchant sends a sale of 10.42 EUR
     Then the gateway calls the merchant back with a signed "approved"
     And the merchant recognises the second callback as a duplicate
+
+  @preauth @capture
+  Scenario: A later transaction of the order is called back at its notify_url
+    Given an approved preauth of 10.00 EUR
+    When the merchant captures 4.00 EUR of the order
+    Then the gateway calls the merchant back about the capture with a signed "approved"
+    And the callback of the capture matches its status

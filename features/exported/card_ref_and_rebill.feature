@@ -8,6 +8,6 @@ Feature: Scenarios recorded in the gatekit explorer
     When the merchant sends a sale of 15.00 EUR
     Then the order is approved
     When the merchant creates a card reference with v2
-    Then the card information shows the BIN, brand, masked number and expiry of the card
+    Then the card information shows the holder, BIN, last four digits and expiry of the card
     When the merchant rebills an amount that is approved
     Then the order is approved

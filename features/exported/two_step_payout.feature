@@ -9,4 +9,4 @@ Feature: Scenarios recorded in the gatekit explorer
     When the merchant pays the checked payout
     Then the order is approved
     When the merchant tries to pay the checked payout again
-    Then the gateway refuses the request saying "was already paid by orderid"
+    Then the gateway refuses the request saying "this payout-check was already paid"

@@ -28,21 +28,18 @@ Feature: 3-D Secure sale
     And the merchant uploads the challenge result the payer brought back
     Then the order is declined with "3-D Secure authentication failed"
 
-  @upload_method_url_result
-  Scenario: A frictionless card is approved without a challenge
-    Given a card that passes 3-D Secure without a challenge
+  Scenario: A card that is not enrolled is approved at once
+    Given a card that is not enrolled in 3-D Secure
     When the merchant sends a sale of 10.42 EUR
-    And the payer's browser completes the 3-D Secure method step
-    And the merchant reports the method step as completed
     Then the order is approved
-    And the status shows the method step indicator "Y"
+    And the payer was never asked to act
 
   @upload_method_url_result
   Scenario Outline: The merchant reports a method step that <situation>
-    Given a card that passes 3-D Secure without a challenge
+    Given a card that requires a 3-D Secure challenge
     When the merchant sends a sale of 10.42 EUR
     And the merchant reports the method step as <reported>
-    Then the order is approved
+    Then the payer is sent to the 3-D Secure challenge
     And the status shows the method step indicator "<indicator>"
 
     Examples:
@@ -52,10 +49,10 @@ Feature: 3-D Secure sale
 
   @simulator
   Scenario: The gateway times out a method step the merchant never reports
-    Given a card that passes 3-D Secure without a challenge
+    Given a card that requires a 3-D Secure challenge
     When the merchant sends a sale of 10.42 EUR
     And 11 seconds pass on the gateway's clock
-    Then the order is approved
+    Then the payer is sent to the 3-D Secure challenge
     And the status shows the method step indicator "N"
 
   @upload_pares_result

@@ -9,7 +9,7 @@ Feature: Tokenize and rebill
   @create_card_ref @create_card_ref_v4 @get_card_info
   Scenario Outline: The card of a sale is tokenized (<version>)
     When the merchant creates a card reference with <version>
-    Then the card information shows the BIN, brand, masked number and expiry of the card
+    Then the card information shows the holder, BIN, last four digits and expiry of the card
 
     Examples:
       | version |
@@ -27,6 +27,13 @@ Feature: Tokenize and rebill
     Given the merchant has a card reference of the sale
     When the merchant rebills an amount that gives insufficient funds
     Then the order is declined with "Insufficient funds"
+
+  @make_rebill
+  Scenario: A rebill tries the next amount when one is declined
+    Given the merchant has a card reference of the sale
+    When the merchant rebills an amount that gives insufficient funds, then 5.00 EUR
+    Then the order is approved
+    And the rebill charged 5.00 EUR
 
   @make_rebill
   Scenario: A rebill with an unknown card reference is refused

@@ -78,14 +78,16 @@ def test_no_card_reference_from_a_transaction_that_is_not_final_approved(
         client.create_card_ref(client_orderid=ack.client_orderid, orderid=ack.orderid)
 
 
-def test_no_card_reference_from_a_capture(client: GatewayClient) -> None:
+def test_a_captured_preauth_still_names_its_card(client: GatewayClient) -> None:
     preauth = approved(client, "preauth")
     capture = client.capture(client_orderid=preauth.client_orderid, orderid=preauth.orderid)
-    with pytest.raises(ValidationError, match="is a capture with status approved"):
-        client.create_card_ref(client_orderid=capture.client_orderid, orderid=capture.orderid)
+    assert capture.orderid == preauth.orderid  # a capture is a transaction of the preauth's order
+    ref = client.create_card_ref(client_orderid=preauth.client_orderid, orderid=preauth.orderid)
+    assert client.get_card_info(cardrefid=ref.card_ref_id).last_four_digits == PAN[-4:]
 
 
-def test_card_info_shows_bin_brand_masked_pan_and_expiry(client: GatewayClient) -> None:
+def test_card_info_answers_the_gateways_fields(client: GatewayClient) -> None:
+    """``get-card-info-response``: card-printed-name, bin, last-four-digits, expire-year, expire-month (section 10)."""
     cardrefid = card_ref(client)
     info = client.get_card_info(cardrefid=cardrefid)
     card = card_for("approved", number=PAN)
@@ -95,8 +97,12 @@ def test_card_info_shows_bin_brand_masked_pan_and_expiry(client: GatewayClient) 
         PAN[:6],
         PAN[-4:],
     )
-    assert (info.masked_pan, info.card_type) == (f"{PAN[:6]}******{PAN[-4:]}", "VISA")
-    assert (info.card_exp_month, info.card_exp_year) == (card.expire_month, card.expire_year)
+    assert (info.card_printed_name, info.expire_month, info.expire_year) == (
+        card.holder,
+        card.expire_month,
+        card.expire_year,
+    )
+    assert (info.masked_pan, info.card_type, info.missing) == (f"{PAN[:6]}******{PAN[-4:]}", "VISA", ())
     assert not any(PAN in value for value in info.raw.values())
 
 
@@ -148,7 +154,7 @@ def test_a_recurring_payment_is_created_and_charged_at_once(client: GatewayClien
 def test_a_recurring_payment_starting_later_charges_nothing_yet(client: GatewayClient) -> None:
     fields = recurring_fields(card_ref(client), start_date="2999-01-01", amount=Decimal("5.00"))
     assert client.create_recurring_payment(fields).recurring_payment_id
-    with pytest.raises(ValidationError, match="no transaction with client_orderid"):
+    with pytest.raises(ValidationError, match="no order with client_orderid"):
         client.status(client_orderid=f"{fields['client_orderid']}-1")
 
 

@@ -23,19 +23,26 @@ from toolkit.testdata import EXAMPLE_CARDS, card_for, payout_fields, sale_fields
 from toolkit.wire import FORM_TYPE, MEDIA_TYPE, encode_form
 
 SAMPLE = {
+    "login": demo.LOGIN,
     "client_orderid": "ck-1",
     "client-order-id": "ck-1",
     "orderid": "8056020",
     "order_desc": "check",
     "amount": "10.42",
     "currency": "EUR",
+    "address1": "1 Main Street",
+    "city": "Springfield",
+    "zip_code": "62701",
+    "country": "DE",
+    "phone": "+4930123456",
     "email": "payer@example.com",
     "ipaddress": "203.0.113.7",
+    "comment": "check",
     **card_for("approved", number=EXAMPLE_CARDS[0]).fields(),
     "redirect_url": "https://merchant.example/return",
     "threeDSCompInd": "Y",
-    "cres": "e30.0",
-    "pares": "e30.0",
+    "cRes": "e30.0",
+    "paRes": "e30.0",
     "cardrefid": "1679215",
     "sending-card-ref-id": "1679215",
     "period": "month",
@@ -78,7 +85,7 @@ def test_an_operation_without_group_address_refuses_one(client: GatewayClient, p
 
 
 def test_a_login_field_of_another_merchant_is_refused(client: GatewayClient) -> None:
-    with pytest.raises(ValidationError, match="login intruder is not the merchant of endpoint 1001"):
+    with pytest.raises(ValidationError, match="login: intruder is not the merchant of endpoint 1001"):
         client.sale(sale_fields(), login="intruder")
 
 

@@ -114,8 +114,21 @@ def test_void_and_capture_race_never_both_win(client: GatewayClient, config: Gat
     def void_or_capture(c: GatewayClient) -> AsyncResponse:
         with lock:
             turn = next(counter)
-        return c.void(ids) if turn % 2 else c.capture(ids, amount=Decimal("1.00"), currency="EUR")
+        return c.void(ids, comment="race") if turn % 2 else c.capture(ids, amount=Decimal("1.00"), currency="EUR")
 
     results = all_at_once(config, void_or_capture)
     kinds = {client.wait_for_final_status(r).transaction_type for r in results if isinstance(r, AsyncResponse)}
     assert kinds in ({"void"}, {"capture"})
+
+
+def test_fifty_concurrent_repeats_of_one_order_charge_once(
+    server: SimulatorServer, client: GatewayClient, config: GatewayConfig
+) -> None:
+    """Idempotency (issue 9): one client_orderid sent 50 times at once makes one order; every answer names it."""
+    fields = sale_fields(amount=Decimal("10.00"))
+    results = all_at_once(config, lambda c: c.sale(fields))  # THREADS = 50
+    orderids = {r.orderid for r in results if isinstance(r, AsyncResponse)}
+    assert len(orderids) == 1 and all(isinstance(r, AsyncResponse) for r in results), results
+    with server.control() as control:
+        order = control.order(orderids.pop())
+    assert [t["kind"] for t in order["transactions"]] == ["sale"]

@@ -93,7 +93,7 @@ def test_status_by_client_orderid_alone(client: GatewayClient) -> None:
 
 def test_status_of_an_unknown_order_is_refused(client: GatewayClient, fresh_id) -> None:
     orderid = fresh_id()
-    with pytest.raises(ValidationError, match=f"no transaction with client_orderid {orderid}") as caught:
+    with pytest.raises(ValidationError, match=f"no order with client_orderid {orderid}") as caught:
         client.status(client_orderid=orderid)
     assert caught.value.http_status == 400 and caught.value.error_code == "3"
 
@@ -188,3 +188,23 @@ def test_a_blank_amount_of_a_verification_is_no_amount(client: GatewayClient, po
     assert answer.status_code == 200, answer.text
     status = client.wait_for_final_status(client_orderid=fields["client_orderid"])
     assert (status.status, status.transaction_type, status.amount) == (Status.APPROVED, "account-verification", None)
+
+
+# --- a repeated client_orderid (the idempotency rule) ----------------------------------------------
+
+
+def test_a_repeat_with_another_amount_is_refused_naming_the_order(client: GatewayClient) -> None:
+    first = client.sale(sale_fields(amount=Decimal("10.00")))
+    with pytest.raises(ValidationError) as caught:
+        client.sale(sale_fields(amount=Decimal("11.00"), client_orderid=first.client_orderid))
+    assert caught.value.error_message == (
+        f"client_orderid: {first.client_orderid} already names orderid {first.orderid} (sale 10.00 EUR, approved); "
+        "a repeated request carries the same operation, amount and currency, a new order a new client_orderid"
+    )
+
+
+def test_a_retry_after_a_decline_is_a_new_order(client: GatewayClient) -> None:
+    declined = client.wait_for_final_status(client.sale(sale_fields("insufficient-funds")))
+    retry = client.sale(sale_fields(client_orderid=declined.client_orderid))
+    assert retry.orderid != declined.orderid
+    assert client.wait_for_final_status(retry).status is Status.APPROVED

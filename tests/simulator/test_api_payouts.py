@@ -108,14 +108,16 @@ def test_check_registers_without_moving_funds_then_pay_executes(server: Simulato
     assert balance(server) == before
     paid = client.wait_for_final_status(pay(client, check))
     assert (paid.status, paid.transaction_type, paid.amount) == (Status.APPROVED, "payout-pay", check.amount)
-    assert paid.get("original-paynet-order-id") == check.orderid
+    assert paid.orderid == check.orderid  # payout-pay is a transaction of the check's order
     assert balance(server) == before - int((check.amount or 0) * 100)
 
 
 def test_a_check_is_paid_once(client: GatewayClient) -> None:
     check = checked(client)
     first = pay(client, check)
-    with pytest.raises(ValidationError, match=f"orderid {check.orderid} was already paid by orderid {first.orderid}"):
+    with pytest.raises(
+        ValidationError, match=rf"this payout-check was already paid \(by request {first.serial_number}\)"
+    ):
         pay(client, check)
 
 

@@ -59,5 +59,5 @@ def test_a_used_nonce_is_remembered_across_a_restart(tmp_path: Path, fresh_id) -
 def test_an_in_memory_simulator_forgets_at_a_restart() -> None:
     with running(":memory:") as (_, client):
         ack = client.sale(sale_fields())
-    with running(":memory:") as (_, client), pytest.raises(ValidationError, match="no transaction with client_orderid"):
+    with running(":memory:") as (_, client), pytest.raises(ValidationError, match="no order with client_orderid"):
         client.status(client_orderid=ack.client_orderid)

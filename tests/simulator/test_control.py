@@ -257,7 +257,7 @@ def test_settled_sale_cannot_be_voided(client: GatewayClient, control: Simulator
     ack = sale(client)
     assert control.settle(ack.orderid) == 1
     with pytest.raises(ValidationError, match="already settled"):
-        client.void(client_orderid=ack.client_orderid, orderid=ack.orderid)
+        client.void(client_orderid=ack.client_orderid, orderid=ack.orderid, comment="too late")
 
 
 def test_advancing_past_the_cut_off_settles(client: GatewayClient, control: SimulatorControl) -> None:

@@ -180,11 +180,19 @@ def test_challenge_refuses_the_creq_of_another_authentication(client: GatewayCli
     assert page.status_code == 400 and "another 3-D Secure authentication" in page.text("page-error")
 
 
+def test_a_card_that_is_not_enrolled_is_approved_at_once(client: GatewayClient) -> None:
+    """CVV2 111: no 3-D Secure step at all, no method URL, no payer action (behaviour section 10)."""
+    ack = start_sale(client, card_for("not-enrolled"))
+    status = client.wait_for_payer_or_final(ack)
+    assert status.status is Status.APPROVED and not status.needs_payer
+    assert not any(status.get(name) for name in ("three-ds-method-url", "three-ds-version", "html", "redirect-to"))
+
+
 @pytest.mark.parametrize("indicator", ["Y", "N", "U"], ids=["completed", "timed-out", "no-method-url"])
-def test_frictionless_after_the_method_step(
+def test_the_challenge_follows_the_method_step(
     server: SimulatorServer, client: GatewayClient, payer: WatchedPayer, indicator: str
 ) -> None:
-    ack = start_sale(client, card_for("frictionless"))
+    ack = start_sale(client, card_for("3ds-challenge"))
     status = client.wait_for_payer_or_final(ack)
     assert status.needs_payer and status.get("three-ds-method-url")
 
@@ -195,9 +203,9 @@ def test_frictionless_after_the_method_step(
         server.app.state.clock.advance(11)  # spec section 8: not completed within 10 seconds
     else:
         client.upload_method_url_result(ids(ack), threeDSCompInd="U")
-    final = client.status(ids(ack))
+    after = client.status(ids(ack))
 
-    assert final.status is Status.APPROVED and final.get("three-ds-comp-ind") == indicator
+    assert after.needs_payer and after.redirect_to and after.get("three-ds-comp-ind") == indicator
 
 
 def test_challenge_after_the_method_step_timed_out(

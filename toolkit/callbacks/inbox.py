@@ -24,9 +24,9 @@ class CallbackTimeout(TimeoutError):
         self.received = received
 
 
-def criteria_text(orderid: str | None, client_orderid: str | None, status: str | None) -> str:
+def criteria_text(orderid: str | None, client_orderid: str | None, status: str | None, type: str | None = None) -> str:
     """``orderid=1 status=approved``, or ``any order`` when nothing is given."""
-    given = {"orderid": orderid, "client_orderid": client_orderid, "status": status}
+    given = {"orderid": orderid, "client_orderid": client_orderid, "type": type, "status": status}
     return " ".join(f"{name}={value}" for name, value in given.items() if value is not None) or "any order"
 
 
@@ -66,11 +66,13 @@ class Inbox:
         orderid: str | None = None,
         client_orderid: str | None = None,
         status: str | None = None,
+        type: str | None = None,
     ) -> list[Received]:
         """The arrivals of ``kind`` (None: every kind) that match, oldest first."""
         with self._condition:
             of_kind = [r for r in self._records if kind is None or r.kind == kind]
-        return [r for r in of_kind if r.matches(orderid=orderid, client_orderid=client_orderid, status=status)]
+        criteria = {"orderid": orderid, "client_orderid": client_orderid, "status": status, "type": type}
+        return [r for r in of_kind if r.matches(**criteria)]
 
     def wait_for(
         self,
@@ -79,6 +81,7 @@ class Inbox:
         orderid: str | None = None,
         client_orderid: str | None = None,
         status: str | None = None,
+        type: str | None = None,
         timeout: float = 10.0,
         count: int = 1,
     ) -> Received:
@@ -88,12 +91,12 @@ class Inbox:
         with self._condition:
 
             def matching() -> list[Received]:
-                return self.select(kind, orderid=orderid, client_orderid=client_orderid, status=status)
+                return self.select(kind, orderid=orderid, client_orderid=client_orderid, status=status, type=type)
 
             if self._condition.wait_for(lambda: len(matching()) >= count, max(timeout, 0.0)):
                 return matching()[count - 1]
             received = list(self._records)
-        criteria = criteria_text(orderid, client_orderid, status)
+        criteria = criteria_text(orderid, client_orderid, status, type)
         raise CallbackTimeout(timeout_message(kind, criteria, timeout, count, received), received)
 
     def clear(self) -> None:
@@ -112,7 +115,12 @@ class Inbox:
 
 
 class OrderWaker:
-    """A ``toolkit.waiting.Waker``: ``wait`` is True as soon as an arrival for the order is here."""
+    """A ``toolkit.waiting.Waker``: ``wait`` is True as soon as a new arrival for the order is here.
+
+    New: after the waker was made.  An order's later transactions (capture, reversal...) are called
+    back under the same orderid, so an earlier callback of the order must not end the wait for them;
+    one that came before the waker is seen by the wait's first poll anyway.
+    """
 
     def __init__(self, inbox: Inbox, kind: Kind, *, orderid: str | None, client_orderid: str | None) -> None:
         if orderid is None and client_orderid is None:
@@ -121,14 +129,18 @@ class OrderWaker:
         self._kind: Kind = kind
         self.orderid = orderid
         self.client_orderid = client_orderid
+        self._seen = len(self._arrivals())
+
+    def _arrivals(self) -> list[Received]:
+        return self._inbox.select(self._kind, orderid=self.orderid, client_orderid=self.client_orderid)
 
     def __repr__(self) -> str:
         return f"OrderWaker({self._kind}, orderid={self.orderid!r}, client_orderid={self.client_orderid!r})"
 
     def arrived(self) -> bool:
-        """True when an arrival for the order is already here (does not wait)."""
-        return bool(self._inbox.select(self._kind, orderid=self.orderid, client_orderid=self.client_orderid))
+        """True when an arrival for the order came since the waker was made (does not wait)."""
+        return len(self._arrivals()) > self._seen
 
     def wait(self, timeout: float) -> bool:
-        """True as soon as an arrival for the order is here (at once if it is), False at the timeout."""
+        """True as soon as a new arrival for the order is here (at once if it is), False at the timeout."""
         return self._inbox.wait_until(self.arrived, timeout)

@@ -201,9 +201,15 @@ class CallbackReceiver:
         return self._inbox.select()
 
     def callbacks(
-        self, *, orderid: str | None = None, client_orderid: str | None = None, status: str | None = None
+        self,
+        *,
+        orderid: str | None = None,
+        client_orderid: str | None = None,
+        status: str | None = None,
+        type: str | None = None,
     ) -> list[Received]:
-        return self._inbox.select(CALLBACK, orderid=orderid, client_orderid=client_orderid, status=status)
+        """Callbacks that arrived, oldest first; ``type`` is the transaction's (sale, capture, reversal...)."""
+        return self._inbox.select(CALLBACK, orderid=orderid, client_orderid=client_orderid, status=status, type=type)
 
     def redirects(
         self, *, orderid: str | None = None, client_orderid: str | None = None, status: str | None = None
@@ -216,15 +222,23 @@ class CallbackReceiver:
         orderid: str | None = None,
         client_orderid: str | None = None,
         status: str | None = None,
+        type: str | None = None,
         timeout: float = 10.0,
         count: int = 1,
     ) -> Received:
         """The ``count``-th matching callback, returned the moment it arrives.
 
+        ``type`` picks one transaction of the order (``capture``, ``reversal``, ``chargeback``...).
         After ``timeout`` seconds: CallbackTimeout (a TimeoutError) naming the order and what came.
         """
         return self._inbox.wait_for(
-            CALLBACK, orderid=orderid, client_orderid=client_orderid, status=status, timeout=timeout, count=count
+            CALLBACK,
+            orderid=orderid,
+            client_orderid=client_orderid,
+            status=status,
+            type=type,
+            timeout=timeout,
+            count=count,
         )
 
     def wait_for_redirect(

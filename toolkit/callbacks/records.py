@@ -82,21 +82,28 @@ class Received:
         return (self.kind, self.orderid or self.client_orderid, self.type, self.status.lower())
 
     def matches(
-        self, *, orderid: str | None = None, client_orderid: str | None = None, status: str | None = None
+        self,
+        *,
+        orderid: str | None = None,
+        client_orderid: str | None = None,
+        status: str | None = None,
+        type: str | None = None,
     ) -> bool:
-        """True when every given criterion holds (none given: always)."""
+        """True when every given criterion holds (none given: always); ``type`` is the transaction's."""
         return (
             (orderid is None or self.orderid == str(orderid))
             and (client_orderid is None or self.client_orderid == client_orderid)
             and (status is None or self.status.lower() == str(status).lower())
+            and (type is None or self.type == type)
         )
 
     def summary(self) -> str:
         """``callback orderid=8056020 client_orderid=inv-1 status=approved (answered 500)``."""
         extra = " duplicate" if self.duplicate else ""
         answered = f" (answered {self.answered})" if self.answered != 200 else ""
+        kind = f" type={self.type}" if self.type else ""
         return (
-            f"{self.kind} orderid={self.orderid or '-'} client_orderid={self.client_orderid or '-'} "
+            f"{self.kind} orderid={self.orderid or '-'} client_orderid={self.client_orderid or '-'}{kind} "
             f"status={self.status or '-'}{extra}{answered}"
         )
 

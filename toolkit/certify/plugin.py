@@ -23,7 +23,7 @@ from toolkit.operations import OPERATIONS
 
 # Gherkin tags in use: flows, kinds of scenario, and every catalogue operation.
 FLOW_TAGS = ("threeds", "returns", "tokenization", "payouts", "preauth", "hosted_forms", "cards", "callbacks",
-             "signing", "declines", "simulator", "exported")  # fmt: skip
+             "signing", "declines", "simulator", "exported", "chargebacks", "refusals", "strict")  # fmt: skip
 _OPEN_STEPS = pytest.StashKey[list[Any]]()  # the Allure steps of the scenario's running Gherkin steps
 
 
@@ -31,6 +31,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("gatekit", "gatekit certification suite")
     group.addoption("--gateway-profile", default=None, help="profile to certify against (default: simulator)")
     group.addoption("--gateway-config", default=None, help="TOML file with named profiles")
+    group.addoption(
+        "--simulator-lenient",
+        action="store_true",
+        help="embed a lenient simulator: it forgives what the production gateway refuses (journal warnings)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -45,6 +50,11 @@ def _profile(config: pytest.Config) -> tuple[str, Path | None]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--simulator-lenient"):
+        reason = "the lenient simulator forgives this on purpose; the scenario needs the gateway's strict checks"
+        for item in items:
+            if item.get_closest_marker("strict"):
+                item.add_marker(pytest.mark.skip(reason=reason))
     name, file = _profile(config)
     if not any(item.get_closest_marker("simulator") or item.get_closest_marker("callbacks") for item in items):
         return
@@ -73,7 +83,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 @pytest.fixture(scope="session")
 def gateway_target(request: pytest.FixtureRequest) -> Iterator[GatewayTarget]:
     name, file = _profile(request.config)
-    target = start_target(name, config_file=file)
+    target = start_target(name, config_file=file, lenient=request.config.getoption("--simulator-lenient"))
     try:
         yield target
     finally:

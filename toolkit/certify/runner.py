@@ -26,6 +26,7 @@ class CertifyOptions:
     reports: Path = Path("reports")
     workers: int = 0
     html: bool = True
+    lenient: bool = False  # the embedded simulator forgives what the production gateway refuses
 
 
 def suite_dir() -> Path:
@@ -54,6 +55,8 @@ def pytest_args(options: CertifyOptions, root: Path) -> list[str]:
         args += ["-m", options.tags]
     if options.workers:
         args += ["-n", str(options.workers)]
+    if options.lenient:
+        args.append("--simulator-lenient")
     return args
 
 

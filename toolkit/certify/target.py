@@ -16,6 +16,7 @@ from toolkit.callbacks import CallbackReceiver, forwarded_callback_url
 from toolkit.config import GatewayConfig, load_config
 from toolkit.simcontrol import SimulatorControl
 from toolkit.simulator.server import SimulatorServer
+from toolkit.simulator.settings import default_settings
 
 
 def embeds_simulator(config: GatewayConfig) -> bool:
@@ -71,12 +72,12 @@ class GatewayTarget:
             self.server.stop()
 
 
-def start_target(profile: str, *, config_file: Path | None = None) -> GatewayTarget:
-    """Start the receiver (and the simulator for the ``simulator`` profile)."""
+def start_target(profile: str, *, config_file: Path | None = None, lenient: bool = False) -> GatewayTarget:
+    """Start the receiver (and the simulator for the ``simulator`` profile; ``lenient``: a forgiving one)."""
     base = load_config(profile, file=config_file)
     server = None
     if embeds_simulator(base):
-        server = SimulatorServer().start()
+        server = SimulatorServer(default_settings(lenient=lenient)).start()
         config = base.with_overrides(base_url=server.base_url)
     else:
         config = base

@@ -20,12 +20,18 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--reports", type=Path, default=Path("reports"), help="JUnit XML and HTML report directory")
     parser.add_argument("-n", "--workers", type=int, default=0, help="parallel workers (pytest-xdist)")
     parser.add_argument("--no-html", action="store_true", help="skip the Allure HTML report")
+    parser.add_argument(
+        "--lenient",
+        action="store_true",
+        help="embedded simulator only: forgive what the production gateway refuses (the journal warns)",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     options = CertifyOptions(profile=args.profile, tags=args.tags, config_file=args.config, results=args.results,
-                             reports=args.reports, workers=args.workers, html=not args.no_html)  # fmt: skip
+                             reports=args.reports, workers=args.workers, html=not args.no_html,
+                             lenient=args.lenient)  # fmt: skip
     try:
         return certify(options)
     except FileNotFoundError as exc:  # no features/ and steps/ here: a usage error, on stderr

@@ -77,6 +77,12 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
         help=f"require Authorization: Bearer TOKEN on /_sim/ and open it beyond loopback (or {TOKEN_ENV};"
         " a flag shows in ps and shell history: prefer the variable)",
     )
+    parser.add_argument(
+        "--lenient",
+        action="store_true",
+        help="forgive what the production gateway refuses (missing login, misspelled fields, expired cards...) "
+        "with a journal warning; a merchant's own 'lenient' setting still wins",
+    )
     parser.add_argument("--log-level", default="warning", choices=("critical", "error", "warning", "info", "debug"))
     parser.set_defaults(handler=run)
     return parser
@@ -123,6 +129,8 @@ def _settings(args: argparse.Namespace) -> SimulatorSettings:
     """The file's settings, then the flags over them."""
     settings = load_settings(args.config)
     changes: dict[str, object] = {}
+    if args.lenient:
+        changes["lenient"] = True
     if args.latency is not None:
         if args.latency < 0:
             raise SettingsError(f"--latency {args.latency}: must be 0 or more seconds")
@@ -155,6 +163,12 @@ def describe(server: SimulatorServer, out: TextIO) -> None:
         f"openapi: {server.base_url}/openapi.json",
         f"database: {server.store.path}" + (" (in memory: lost at exit)" if server.store.path == ":memory:" else ""),
         f"latency: {settings.latency:g} s",
+        "checks: "
+        + (
+            "lenient (forgives what the production gateway refuses; the journal warns)"
+            if settings.lenient
+            else "strict, as the production gateway (--lenient forgives, with journal warnings)"
+        ),
         f"limits: bodies up to {settings.max_body_bytes} bytes, {settings.request_timeout:g} s to send a request",
         "control API: " + ("/_sim/ with the control token" if settings.control_token else "/_sim/ (loopback only)"),
     ]
@@ -176,6 +190,8 @@ def _merchant_lines(merchant: Merchant) -> list[str]:
         f"  endpoint group ids: {', '.join(merchant.endpoint_group_ids) or '-'}",
         f"  payout balance: {merchant.payout_balance} {merchant.currency}",
     ]
+    if merchant.lenient is not None:
+        lines.append(f"  checks: {'lenient' if merchant.lenient else 'strict'} (this merchant's own setting)")
     if is_demo:  # the one control key that may be printed: it is published in toolkit/demo.py
         lines.append(f"  control key: {merchant.control_key.reveal()}")
         lines.append("  rsa key pair: toolkit/data/demo-private-pkcs8.pem, toolkit/data/demo-public.pem")

@@ -34,7 +34,7 @@ Rule = Literal["cvv2", "amount", "3ds-v1"]
 Section = Literal["required", "one of", "optional"]
 _LABELS = {
     "3ds-challenge": "3-D Secure challenge",
-    "frictionless": "frictionless (3-D Secure, no challenge)",
+    "not-enrolled": "not enrolled (no 3-D Secure step)",
     "unknown": "unknown (acquirer unreachable)",
     "approved-4-digit-cvv": "approved (4-digit CVV2)",
     "declined": "declined (any other CVV2)",
@@ -157,13 +157,14 @@ def prefill(
     amount = _amount(op, outcome)
     candidate: dict[str, str] = {
         "client_orderid": context.client_orderid if follow_up else new_client_orderid(),
-        "client-order-id": new_client_orderid(),
+        "client-order-id": context.client_orderid if follow_up else new_client_orderid(),
         "orderid": context.orderid if follow_up else "",
         "order_desc": orders.DEFAULT_ORDER_DESC,
         "amount": "" if amount is None else format(amount, "f"),
         "currency": "" if amount is None else orders.DEFAULT_CURRENCY,
         "redirect_url": context.redirect_url,
         "server_callback_url": context.callback_url or "",
+        "notify_url": context.callback_url or "",
         "cardrefid": context.cardrefid,
         "sending-card-ref-id": context.cardrefid,
         "threeDSCompInd": "Y",
@@ -171,14 +172,15 @@ def prefill(
         "interval": "1",
         **payer.fields(),
         **(card.fields() if card is not None else {}),
-        **(context.payer_fields or {}),
+        **{op.wire_name(name): value for name, value in (context.payer_fields or {}).items()},
     }
     if card is not None and not card.cvv2:
         candidate.pop("cvv2")
     values = {field.name: candidate.get(field.name, "") for field in form_fields(op)}
-    if op.one_of:  # one destination of the group: the card
-        for name in op.one_of[0]:
-            if name != "credit_card_number" and name in values:
+    for group in op.one_of:  # one of each group: the card as the destination, client_orderid as the id
+        chosen = next((name for name in ("credit_card_number", "client_orderid") if name in group), group[0])
+        for name in group:
+            if name != chosen and name in values:
                 values[name] = ""
     return values
 

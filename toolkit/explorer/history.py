@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from toolkit.callbacks import Received
+from toolkit.client import LATER_TRANSACTIONS
 from toolkit.exchange import Exchange
 from toolkit.explorer.timeline import decoded_answer
 from toolkit.flows import Order
@@ -42,6 +43,22 @@ class Tracked:
     @property
     def orderid(self) -> str:
         return self.order.orderid
+
+    @property
+    def key(self) -> str:
+        """What tells this transaction from the others of its order: its request's serial-number."""
+        return self.order.ack.serial_number or self.order.orderid
+
+    @property
+    def is_later(self) -> bool:
+        """A later transaction of an order (capture, return, void, payout-pay): same orderid as its order."""
+        return self.operation in LATER_TRANSACTIONS
+
+    @property
+    def status_query(self) -> dict[str, str]:
+        """The fields of ``status`` for this transaction (a later one by its serial-number)."""
+        query = {"client_orderid": self.client_orderid, "orderid": self.orderid}
+        return {**query, "by_request_sn": self.key} if self.is_later else query
 
     @property
     def client_orderid(self) -> str:

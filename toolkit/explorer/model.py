@@ -14,6 +14,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from toolkit.callbacks import CallbackTimeout
+from toolkit.client import LATER_TRANSACTIONS
 from toolkit.errors import ApiError, GatewayError, InvalidRequestError, WaitTimeout
 from toolkit.exchange import Exchange
 from toolkit.explorer import forms
@@ -173,7 +174,7 @@ class ExplorerModel:
         if not isinstance(response, AsyncResponse) or not response.orderid:
             return None, None
         known = self.find(response.orderid)
-        if known is not None:  # an upload or another action on an order already followed
+        if known is not None and op.name not in LATER_TRANSACTIONS:  # an upload, or a card reference, on an order
             return None, self.settle(known)
         card = self._card if "credit_card_number" in fields else None
         created = self.track(Order(op.name, response, mask_fields(fields), card), parent=target)
@@ -190,17 +191,19 @@ class ExplorerModel:
         tracked = Tracked(order, parent)
         self.orders.append(tracked)
         if select:
-            self.select_order(order.orderid)
+            self.select_order(tracked.key)
         return tracked
 
     def find(self, orderid: str) -> Tracked | None:
-        return next((t for t in self.orders if orderid and t.orderid == orderid), None)
+        """The order ``orderid`` as it started (its initial transaction, not a capture or return of it)."""
+        return next((t for t in self.orders if orderid and t.orderid == orderid and not t.is_later), None)
 
-    def select_order(self, orderid: str) -> None:
-        """The order the next steps, the payer and the timeline work on; follow-up forms point at it."""
-        found = self.find(orderid)
+    def select_order(self, key: str) -> None:
+        """The transaction (by ``Tracked.key``, or an order by its orderid) the next steps, the payer and the
+        timeline work on; follow-up forms point at its order."""
+        found = next((t for t in self.orders if key and t.key == key), None) or self.find(key)
         if found is None:
-            raise KeyError(f"no order {orderid} in the explorer")
+            raise KeyError(f"no order {key} in the explorer")
         self.selected = found
         if "orderid" in self.operation.fields:
             context = self._context()
@@ -210,7 +213,7 @@ class ExplorerModel:
     def settle(self, tracked: Tracked) -> StatusResponse | None:
         """Poll until the order is final, waits for the payer, or is ``unknown`` (short deadline)."""
         if isinstance(tracked.order.ack, FormResponse) and tracked.state is None:
-            tracked.status = self.session.client.status(client_orderid=tracked.client_orderid, orderid=tracked.orderid)
+            tracked.status = self.session.client.status(**tracked.status_query)
             return tracked.status
         try:
             tracked.status = self.session.merchant.current_status(tracked.order)

@@ -95,7 +95,7 @@ class Explorer:
         self._on_change(self.operation, model.select_operation)
         self._on_change(self.outcome, lambda label: model.select_outcome(label) if model.outcomes else None)
         self._on_change(self.card, lambda label: model.select_card(label) if model.cards else None)
-        self._on_change(self.orders, lambda orderid: model.select_order(orderid) if orderid else None)
+        self._on_change(self.orders, lambda key: model.select_order(key) if key else None)
         self._on_change(self.password, lambda value: setattr(model, "password", value))
         self._on_change(self.method, lambda value: setattr(model, "method_result", value))
         self._on_change(self.include_callbacks, lambda value: setattr(model, "include_callbacks", value))
@@ -149,8 +149,8 @@ class Explorer:
             self.card.options, self.card.disabled = list(model.cards) or ["(no card)"], not model.cards
             self.card.value = model.card_label or "(no card)"
             self._render_form()
-            self.orders.options = [(t.label, t.orderid) for t in model.orders] or [("(no order yet)", "")]
-            self.orders.value = model.selected.orderid if model.selected else ""
+            self.orders.options = [(t.label, t.key) for t in model.orders] or [("(no order yet)", "")]
+            self.orders.value = model.selected.key if model.selected else ""
             self.include_callbacks.value = model.include_callbacks
         finally:
             self._syncing = False

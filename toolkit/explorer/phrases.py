@@ -18,7 +18,7 @@ from toolkit.testdata.outcomes import amount_for_currency, outcome_for_amount, o
 CARD_PHRASES = {
     "approved": "is approved",
     "3ds-challenge": "requires a 3-D Secure challenge",
-    "frictionless": "passes 3-D Secure without a challenge",
+    "not-enrolled": "is not enrolled in 3-D Secure",
     "unknown": "is unknown",
     "expired-card": "is expired",
     "insufficient-funds": "is insufficient-funds",
@@ -130,7 +130,7 @@ def _card_ref(version: str) -> Callable[[Writer, Action], None]:
         if a.refusal or not tracked.card_ref_id:
             raise ExportError(f"create_card_ref on {tracked.label} was refused: no step tries a card reference")
         w.add("When", f"the merchant creates a card reference with {version}")
-        w.add("Then", "the card information shows the BIN, brand, masked number and expiry of the card")
+        w.add("Then", "the card information shows the holder, BIN, last four digits and expiry of the card")
         w.card_ref = tracked.card_ref_id
 
     return write

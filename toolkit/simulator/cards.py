@@ -27,13 +27,14 @@ _RECURRING_OP = get_operation("make_rebill")  # a recurring charge is a rebill m
 
 def create_card_ref(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
-        tx = engine.find(call.merchant.login, call.fields["orderid"], call.client_orderid)
+        tx = engine.order(call)
+        engine.remember_request(call.serial, tx)
         if tx["kind"] not in TOKENIZABLE or tx["status"] != "approved" or not tx["card_last4"]:
             raise state_error(
                 f"a card reference needs a final approved card transaction; orderid {tx['orderid']} "
                 f"is a {tx['kind']} with status {tx['status']}"
             )
-        existing = engine.store.one("SELECT cardrefid FROM card_refs WHERE source_orderid=?", (tx["orderid"],))
+        existing = engine.store.one("SELECT cardrefid FROM card_refs WHERE source_tx=?", (tx["id"],))
         cardrefid = (
             existing["cardrefid"]
             if existing
@@ -41,7 +42,7 @@ def create_card_ref(engine: Engine, call: Call) -> Result:
                 "card_refs",
                 {
                     "login": tx["login"],
-                    "source_orderid": tx["orderid"],
+                    "source_tx": tx["id"],
                     "bin": tx["card_bin"],
                     "last4": tx["card_last4"],
                     "card_type": tx["card_type"],
@@ -68,20 +69,19 @@ def card_ref(engine: Engine, login: str, cardrefid: str) -> Row:
 
 
 def get_card_info(engine: Engine, call: Call) -> Result:
+    """``get-card-info-response`` with the gateway's fields (behaviour section 10), and the brand (spec 4.3)."""
     ref = card_ref(engine, call.merchant.login, call.fields["cardrefid"])
-    masked = ref["bin"] + "*" * 6 + ref["last4"]
     return Result(
         ResponseKind.CARD_INFO,
         None,
         {
             "card-ref-id": str(ref["cardrefid"]),
+            "card-printed-name": ref["holder"],
             "bin": ref["bin"],
-            "card-type": ref["card_type"],
             "last-four-digits": ref["last4"],
-            "masked-pan": masked,
-            "card-exp-month": ref["exp_month"],
-            "card-exp-year": ref["exp_year"],
-            "cardholder-name": ref["holder"],
+            "expire-month": ref["exp_month"],
+            "expire-year": ref["exp_year"],
+            "card-type": ref["card_type"],
         },
     )
 
@@ -99,11 +99,40 @@ def _card_columns(ref: Row) -> dict[str, Any]:
 
 
 def make_rebill(engine: Engine, call: Call) -> Result:
+    """A charge of a stored card; with ``enumerate_amounts``, the amount first, then each of them in
+    turn until one is approved (behaviour section 10): the order keeps the amount that went through.
+    """
+    fields = call.fields
+    currency = fields["currency"]
+    tried = _rebill_amounts(fields)
     with engine.store.transaction():
-        ref = card_ref(engine, call.merchant.login, call.fields["cardrefid"])
-        plan = amount_plan(call.fields["amount"], call.fields["currency"])
-        tx = engine.schedule(engine.new_tx(call, "rebill", **_card_columns(ref), **plan))
+        ref = card_ref(engine, call.merchant.login, fields["cardrefid"])
+        plans = [(amount, amount_plan(amount, currency)) for amount in tried]
+        amount, plan = next(((a, p) for a, p in plans if p["plan_status"] != "declined"), plans[-1])
+        extra: dict[str, Any] = {"tried_amounts": [a for a, _ in plans[: plans.index((amount, plan)) + 1]]}
+        extra.update({name: fields[name] for name in ("recurrent_scenario", "comment") if name in fields})
+        tx = engine.new_tx(
+            call,
+            "rebill",
+            amount_minor=to_minor_units(amount, currency),
+            currency=currency,
+            extra=dumps(extra),
+            **_card_columns(ref),
+            **plan,
+        )
+        tx = engine.schedule(tx)
     return Result(ResponseKind.ASYNC, tx)
+
+
+def _rebill_amounts(fields: dict[str, str]) -> list[str]:
+    """``amount``, then every amount of ``enumerate_amounts``; each of them at most ``amount``."""
+    amount = fields["amount"]
+    extra = [item.strip() for item in fields.get("enumerate_amounts", "").split(",") if item.strip()]
+    ceiling = to_minor_units(amount, fields["currency"])
+    for item in extra:
+        if to_minor_units(item, fields["currency"]) > ceiling:
+            raise field_error(f"enumerate_amounts: {item} is more than the amount {amount}")
+    return [amount, *(item for item in extra if item != amount)]
 
 
 def _first_charge(call: Call, now: float) -> float:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import hmac
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from toolkit import signing
-from toolkit.fields import LEGACY_SPELLINGS
+from toolkit.fields import FIELDS, LEGACY_SPELLINGS
 from toolkit.masking import mask_base_string
 from toolkit.money import MoneyError
-from toolkit.operations import AuthScheme, Operation
+from toolkit.operations import LOGIN, AuthScheme, ControlFormula, Operation
 from toolkit.simulator.errors import SimError, control_error, endpoint_error, field_error, oauth_error
 from toolkit.simulator.settings import Merchant, SimulatorSettings
 from toolkit.simulator.store import Store
@@ -32,8 +32,8 @@ OAUTH_PARAMS = (
     "oauth_version",
 )
 MAX_TIMESTAMP_DIGITS = 12  # epoch seconds until the year 33658
-# The spec itself writes client-order-id for these (sections 4.2 and 4.3): no warning there.
-SPEC_SPELLS_HYPHENATED = ("upload_method_url_result", "upload_cres_result", "upload_pares_result")
+# Read on every operation: the checksum, and a login (checked against the endpoint's merchant when sent).
+_ALWAYS_READ = ("control", LOGIN)
 
 
 @dataclass(frozen=True)
@@ -57,39 +57,102 @@ def resolve(settings: SimulatorSettings, op: Operation, path_id: str, by_group: 
     raise endpoint_error(f"{what} {path_id} is not configured in the simulator")
 
 
-def canonical_fields(op: Operation, pairs: list[tuple[str, str]], warnings: list[str]) -> dict[str, str]:
-    """Body pairs as the catalogue names them: trimmed, legacy spellings mapped, repeats refused.
+def canonical_fields(
+    op: Operation, pairs: list[tuple[str, str]], warnings: list[str], *, lenient: bool = False
+) -> dict[str, str]:
+    """Body pairs by the catalogue's wire names: trimmed, repeats refused.
 
-    Empty values are left out: the gateway ignores blanks, so ``amount=`` is no amount (a full
-    capture or return, not a partial one of nothing), as ``toolkit.validation`` and the control
-    formulas already count it.
+    Strict (the production gateway): a field is known by its documented spelling only; any other
+    spelling is an unknown field (a warning), so the mandatory field it meant is missing.
+    Lenient: other spellings of a field (``client_orderid`` for ``client-order-id``, ``cres``) are
+    mapped, with a warning.  Empty values are left out: the gateway ignores blanks, so ``amount=``
+    is no amount (a full capture or return), as ``toolkit.validation`` and the control formulas count it.
     """
     fields: dict[str, str] = {}
     for name, value in pairs:
         if name.startswith("oauth_"):
             raise oauth_error(f"{name} belongs in the Authorization header, not in the form body (spec 5.2 rule 1)")
-        canon = LEGACY_SPELLINGS.get(name, name) if name not in op.fields else name
-        if canon != name and op.name not in SPEC_SPELLS_HYPHENATED:
-            warnings.append(f"field {name} is a legacy spelling; the spec writes {canon}")
+        canon = name
+        if lenient and not op.knows(name):
+            canon = _respelled(op, name) or name
+            if canon != name:
+                warnings.append(f"field {name} is not the gateway's spelling: it writes {canon} (lenient: accepted)")
         if value != value.strip():
             warnings.append(f"field {canon} has leading or trailing blanks; the gateway ignores them")
         if canon in fields:
             raise field_error(f"{canon}: sent more than once")
         fields[canon] = value.strip()
-    unknown = sorted(set(fields) - set(op.fields) - {"control", "login"})
+    unknown = sorted(name for name in fields if not op.knows(name) and name not in _ALWAYS_READ)
     if unknown:
-        warnings.append(f"fields not known to {op.name}: {', '.join(unknown)}")
+        warnings.append(f"fields not known to {op.name} (the gateway ignores them): {', '.join(unknown)}")
     return {name: value for name, value in fields.items() if value}
 
 
-def check_fields(op: Operation, fields: Mapping[str, str]) -> None:
-    """The catalogue's rules, shared with the client (``toolkit.validation``)."""
-    problems = request_problems(op, fields)
+def _squashed(name: str) -> str:
+    return name.lower().replace("-", "").replace("_", "")
+
+
+def _respelled(op: Operation, sent: str) -> str | None:
+    """The operation's field that ``sent`` is another spelling of (alias, legacy spelling, case), or None."""
+    legacy = LEGACY_SPELLINGS.get(sent)
+    for wire in op.fields:
+        if sent in FIELDS[wire].names or legacy == wire or _squashed(sent) == _squashed(wire):
+            return wire
+    return None
+
+
+def check_fields(op: Operation, fields: Mapping[str, str], warnings: list[str], *, lenient: bool = False) -> None:
+    """The catalogue's rules, shared with the client (``toolkit.validation``).
+
+    A missing mandatory field names what was sent instead, when another spelling of it was; a
+    lenient simulator lets ``LENIENT_OPTIONAL`` fields (login, address...) go with a warning.
+    """
+    problems = request_problems(op, fields, required=op.lenient_required if lenient else None)
     if problems:
-        raise field_error("; ".join(str(p) for p in problems))
+        raise field_error("; ".join(_hinted(op, str(p), p.field, fields) for p in problems))
+    if lenient:
+        missing = [name for name in op.required if name not in fields]
+        if missing:
+            warnings.append(
+                f"mandatory on the production gateway, missing here (lenient: accepted): {', '.join(missing)}"
+            )
 
 
-def check_control(op: Operation, fields: Mapping[str, str], address: Address, warnings: list[str]) -> None:
+def _hinted(op: Operation, message: str, name: str, fields: Mapping[str, str]) -> str:
+    sent = next((other for other in fields if other != name and _respelled(op, other) == name), None)
+    return f"{message} ({sent} was sent: the gateway spells it {name})" if sent else message
+
+
+def check_login(op: Operation, fields: Mapping[str, str], address: Address) -> None:
+    """A ``login`` that is sent must be the login of the addressed endpoint's merchant (behaviour section 10)."""
+    login = fields.get(LOGIN)
+    if login is not None and login != address.merchant.login:
+        what = "endpoint group" if address.group_id else "endpoint"
+        raise SimError(
+            f"login: {login} is not the merchant of {what} {address.path_id}; send the login the gateway gave "
+            "for this endpoint",
+            code="5",
+        )
+
+
+# The order's (amount, currency) in major units, for a follow-up that signs them without sending them.
+OrderMoney = Callable[[], tuple[str, str] | None]
+
+
+def check_control(
+    op: Operation,
+    fields: Mapping[str, str],
+    address: Address,
+    warnings: list[str],
+    *,
+    order_money: OrderMoney | None = None,
+) -> None:
+    """The ``control`` of the request, as spec 5.1 and the operation's formula say.
+
+    A capture or return that sends no amount is signed without one (the documentation: "amount, if
+    sent"; the vectors).  The family's own PHP library signs the order's amount and currency there
+    all the same (``CaptureQuery.php``): that control is accepted too, with a conformance warning.
+    """
     formula = op.control
     assert formula is not None
     sent = fields.get("control", "")
@@ -100,12 +163,35 @@ def check_control(op: Operation, fields: Mapping[str, str], address: Address, wa
         parts = signing.control_parts(formula, fields, endpoint_id=address.path_id, login=merchant.login)
     except (KeyError, MoneyError) as exc:
         raise field_error(f"control: cannot be computed ({exc})") from None
-    expected = signing.control_checksum([value for _, value in parts], merchant.control_key.reveal())
-    if not hmac.compare_digest(expected.encode(), sent.lower().encode()):
+    if not _signed(parts, sent, merchant):
+        if _signed_with_order_money(formula, fields, address, sent, order_money):
+            warnings.append(
+                "control signs the order's amount and currency, which the request does not send; the "
+                "documentation signs them only when sent (the family's PHP library does this on capture)"
+            )
+            return
         used = ", ".join(f"{name}={value!r}" for name, value in parts)
         raise control_error(f"control mismatch: {op.name} expects {formula.text}; the simulator used {used}")
     if sent != sent.lower():
         warnings.append("control is upper-case hex; the gateway family writes SHA-1 digests in lower case")
+
+
+def _signed(parts: list[tuple[str, str]], sent: str, merchant: Merchant) -> bool:
+    expected = signing.control_checksum([value for _, value in parts], merchant.control_key.reveal())
+    return hmac.compare_digest(expected.encode(), sent.lower().encode())
+
+
+def _signed_with_order_money(
+    formula: ControlFormula, fields: Mapping[str, str], address: Address, sent: str, order_money: OrderMoney | None
+) -> bool:
+    if order_money is None or "amount" in fields or not {"amount", "currency"} <= formula.optional:
+        return False
+    money = order_money()
+    if money is None:
+        return False
+    with_money = {**fields, "amount": money[0], "currency": money[1]}
+    parts = signing.control_parts(formula, with_money, endpoint_id=address.path_id, login=address.merchant.login)
+    return _signed(parts, sent, address.merchant)
 
 
 def check_oauth(
@@ -185,4 +271,13 @@ def _use_nonce(store: Store, login: str, nonce: str, now: float, window: int) ->
             raise oauth_error(f"oauth_nonce {nonce} already used") from None
 
 
-__all__ = ["Address", "SimError", "canonical_fields", "check_control", "check_fields", "check_oauth", "resolve"]
+__all__ = [
+    "Address",
+    "SimError",
+    "canonical_fields",
+    "check_control",
+    "check_fields",
+    "check_login",
+    "check_oauth",
+    "resolve",
+]

@@ -3,8 +3,12 @@
 =======================================  ==========================================================
 POST   /_sim/reset                       forget everything; balances as configured; clock offset 0
 GET    /_sim/journal?login=&limit=       masked requests with their conformance warnings
-GET    /_sim/transactions/{orderid}      one transaction (the store keeps no PAN)
-POST   /_sim/transactions/{orderid}/status  {"status", "error_code", "error_message"}: force a status
+GET    /_sim/transactions/{orderid}      the order's latest transaction (the store keeps no PAN)
+POST   /_sim/transactions/{orderid}/status  {"status", "error_code", "error_message"}: force the status
+                                         of the order's latest transaction
+GET    /_sim/orders/{orderid}            the order and every transaction of it, oldest first
+POST   /_sim/orders/{orderid}/chargeback {"amount": optional}: the issuer takes back (part of) the
+                                         charge; approved at once, called back as type=chargeback
 GET    /_sim/callbacks?orderid=          deliveries with their attempts; ``&attempts=N&timeout=S``
                                          waits until the order has N logged attempts
 GET    /_sim/clock                       the simulator's time and offset
@@ -31,8 +35,8 @@ from starlette.responses import JSONResponse
 from toolkit._version import __version__
 from toolkit.masking import mask_text
 from toolkit.models import Status
-from toolkit.money import from_minor_units
-from toolkit.simulator import delivery, faults, pools
+from toolkit.money import MoneyError, from_minor_units
+from toolkit.simulator import delivery, faults, followups, pools
 from toolkit.simulator.clock import ClockLimit
 from toolkit.simulator.controlargs import ControlError, integer, json_body, number, orderid, text
 from toolkit.simulator.engine import Engine
@@ -48,7 +52,10 @@ MAX_ATTEMPTS = 1000
 
 
 def transaction_view(engine: Engine, tx: Row) -> dict[str, Any]:
-    """A transaction row for the outside: text masked, ``extra`` decoded, the amount in major units."""
+    """A transaction row for the outside: text masked, ``extra`` decoded, the amount in major units.
+
+    ``orderid`` is the order's (the paynet-order-id every transaction of the order carries).
+    """
     view: dict[str, Any] = {name: mask_text(value) if isinstance(value, str) else value for name, value in tx.items()}
     view["extra"] = loads(tx["extra"])
     view["orderid"] = str(tx["orderid"])
@@ -66,12 +73,38 @@ def clock_view(engine: Engine) -> dict[str, Any]:
     }
 
 
-def find_tx(engine: Engine, raw: Any) -> Row:
+def find_order(engine: Engine, raw: Any) -> Row:
+    """The initial transaction of order ``raw`` (404 when there is none)."""
     key = orderid(raw)
-    row = engine.store.one("SELECT * FROM transactions WHERE orderid=?", (key,))
+    row = engine.store.one("SELECT * FROM transactions WHERE id=? AND orderid=id", (key,))
     if row is None:
         raise ControlError("orderid", f"{key} is unknown", http_status=404)
     return row
+
+
+def find_tx(engine: Engine, raw: Any) -> Row:
+    """The latest transaction of order ``raw``."""
+    return engine.latest(find_order(engine, raw))
+
+
+def order_view(engine: Engine, order: Row) -> dict[str, Any]:
+    return {
+        "orderid": str(order["orderid"]),
+        "client_orderid": mask_text(order["client_orderid"]),
+        "transactions": [transaction_view(engine, tx) for tx in engine.transactions_of(order)],
+    }
+
+
+def chargeback(engine: Engine, order: Row, data: dict[str, Any]) -> Row:
+    amount = data.get("amount")
+    if amount is not None and (not isinstance(amount, str) or not amount.strip()):
+        raise ControlError("amount", f'must be an amount as a string, e.g. "2.50", not {amount!r}')
+    try:
+        return followups.chargeback(engine, order["id"], amount.strip() if amount else None)
+    except MoneyError as exc:
+        raise ControlError("amount", exc.rule) from None
+    except SimError as exc:
+        raise ControlError("amount", exc.message, http_status=409) from None
 
 
 def merchants_view(engine: Engine) -> list[dict[str, Any]]:
@@ -217,11 +250,20 @@ def install(app: FastAPI, engine: Engine) -> None:
         def forced() -> dict[str, Any]:
             tx = find_tx(engine, key)
             try:
-                return transaction_view(engine, force_status(engine, tx["orderid"], data))
+                return transaction_view(engine, force_status(engine, tx["id"], data))
             except SimError as exc:
                 raise ControlError("status", exc.message) from None
 
         return await quick(request, forced)
+
+    @app.get(PREFIX + "/orders/{key}", include_in_schema=False)
+    async def get_order(request: Request, key: str) -> dict[str, Any]:
+        return await quick(request, lambda: order_view(engine, find_order(engine, key)))
+
+    @app.post(PREFIX + "/orders/{key}/chargeback", include_in_schema=False)
+    async def post_chargeback(key: str, request: Request) -> dict[str, Any]:
+        data = await json_body(request)
+        return await quick(request, lambda: transaction_view(engine, chargeback(engine, find_order(engine, key), data)))
 
     @app.get(PREFIX + "/callbacks", include_in_schema=False)
     async def get_callbacks(request: Request) -> dict[str, Any]:

@@ -109,21 +109,28 @@ class Delivery:
     # --- engine hooks ------------------------------------------------------------------------------
 
     def enqueue(self, tx: Row) -> None:
-        """Final hook: queue the callback of a final status (``unknown`` is not final)."""
-        if not tx["callback_url"] or tx["status"] not in FINAL_STATUSES:
+        """Final hook: queue the callbacks of a final status (``unknown`` is not final).
+
+        ``server_callback_url`` is called for the order's initial transaction only; ``notify_url``
+        for every transaction of the order (behaviour section 10): one row per distinct address.
+        """
+        urls = [url for url in dict.fromkeys((tx["callback_url"], tx["notify_url"])) if url]
+        if not urls or tx["status"] not in FINAL_STATUSES:
             return
         now = self.engine.clock.now()
-        self.store.insert(
-            "callbacks",
-            {
-                "orderid": tx["orderid"],
-                "login": tx["login"],
-                "url": tx["callback_url"],
-                "params": dumps(self.engine.outcome_params(tx)),
-                "next_at": now,
-                "created_at": now,
-            },
-        )
+        params = dumps(self.engine.outcome_params(tx))
+        for url in urls:
+            self.store.insert(
+                "callbacks",
+                {
+                    "orderid": tx["orderid"],
+                    "login": tx["login"],
+                    "url": url,
+                    "params": params,
+                    "next_at": now,
+                    "created_at": now,
+                },
+            )
         self.engine.wake()
 
     def dispatch_due(self, now: float) -> None:

@@ -30,8 +30,9 @@ STAGE_PREFIX = {
     "account-verification": "verify",
     "capture": "capture",
     "void": "void",
-    "return": "return",
+    "cancel": "cancel",
     "reversal": "reversal",
+    "chargeback": "chargeback",
     "rebill": "rebill",
     "recurring-charge": "recurring",
     "payout": "payout",
@@ -44,6 +45,11 @@ SETTLING_KINDS = ("sale", "capture", "rebill", "recurring-charge", "transfer")
 # Final statuses of a transaction that did not go through: it holds, moves or uses up no money.
 FAILED = (Status.DECLINED.value, Status.ERROR.value, Status.FILTERED.value)
 FAILED_SQL = "(" + ", ".join(f"'{status}'" for status in FAILED) + ")"  # for ``status NOT IN {FAILED_SQL}``
+# A transaction with a void that has not failed: it holds no money and never settles.
+_NOT_VOIDED = (
+    "AND NOT EXISTS (SELECT 1 FROM transactions v "
+    f"WHERE v.parent=transactions.id AND v.kind='void' AND v.status NOT IN {FAILED_SQL})"
+)
 
 
 @dataclass
@@ -57,10 +63,17 @@ class Call:
     fields: dict[str, str]
     serial: str
     warnings: list[str] = field(default_factory=list)
+    lenient: bool = False  # forgive what the production gateway refuses, with a warning
 
     @property
     def client_orderid(self) -> str:
         return self.fields.get("client_orderid") or self.fields.get("client-order-id", "")
+
+    def forgive(self, problem: str) -> None:
+        """A problem the production gateway refuses: a SimError, or a warning on a lenient simulator."""
+        if not self.lenient:
+            raise SimError(problem, code="1")
+        self.warnings.append(f"{problem} (lenient: accepted)")
 
 
 @dataclass
@@ -73,6 +86,16 @@ class Result:
 
 
 Handler = Callable[["Engine", Call], Result]
+
+
+class RepeatedOrder(Exception):
+    """A request that repeats a live order (same merchant, client_orderid, kind and amount): answered with it."""
+
+    def __init__(self, order: Row) -> None:
+        super().__init__(f"repeats orderid {order['orderid']}")
+        self.order = order
+
+
 FinalHook = Callable[[Row], None]
 
 
@@ -106,7 +129,16 @@ class Engine:
         handler = self.handlers.get(call.operation.name)
         if handler is None:
             raise SimError(f"{call.operation.name} is not implemented by the simulator", http_status=500, kind="error")
-        return handler(self, call)
+        try:
+            return handler(self, call)
+        except RepeatedOrder as repeat:  # the handler's DB transaction rolled back: nothing was made or charged
+            order = repeat.order
+            call.warnings.append(
+                f"client_orderid {call.client_orderid} repeats orderid {order['orderid']} ({order['kind']}, "
+                f"{order['status']}): answered with that order, nothing charged again"
+            )
+            self.remember_request(call.serial, order)
+            return Result(call.operation.response, order)
 
     def seed_merchants(self) -> None:
         with self.store.transaction():
@@ -122,41 +154,95 @@ class Engine:
             raise SimError(f"unknown merchant {login}", code="5")
         return merchant
 
-    # --- transactions ------------------------------------------------------------------------------
+    # --- orders and their transactions ---------------------------------------------------------------
+    #
+    # An order (``orderid``, the gateway's paynet-order-id) is made by its initial transaction (sale,
+    # preauth, rebill, payout...); its later transactions (capture, reversal, void, chargeback...)
+    # carry the same orderid.  A transaction's own key is ``id``; the order's is the id of its first.
 
-    def tx(self, orderid: int | str) -> Row:
-        key = orderid if isinstance(orderid, int) else row_id(orderid)
-        row = self.store.one("SELECT * FROM transactions WHERE orderid=?", (key,)) if key is not None else None
+    def tx(self, tx_id: int) -> Row:
+        """A transaction by its own key (``id``)."""
+        row = self.store.one("SELECT * FROM transactions WHERE id=?", (tx_id,))
         if row is None:
-            raise state_error(f"orderid {orderid} is unknown")
+            raise state_error(f"transaction {tx_id} is unknown")
         return row
 
+    def order_tx(self, login: str, orderid: str) -> Row | None:
+        """The initial transaction of the merchant's order ``orderid`` (None when there is none)."""
+        key = row_id(orderid)
+        if key is None:
+            return None
+        return self.store.one("SELECT * FROM transactions WHERE id=? AND orderid=id AND login=?", (key, login))
+
     def find(self, login: str, orderid: str | None, client_orderid: str) -> Row:
-        """The merchant's transaction by orderid, or by client_orderid alone (the first one made)."""
+        """The merchant's order (its initial transaction) by orderid, or by client_orderid alone (the latest:
+        a retry after a decline reuses the client_orderid)."""
         if orderid:
-            key = row_id(orderid)
-            if key is None:
-                raise state_error(f"orderid {orderid} is unknown")
-            row = self.store.one("SELECT * FROM transactions WHERE orderid=? AND login=?", (key, login))
+            row = self.order_tx(login, orderid)
             if row is None:
                 raise state_error(f"orderid {orderid} is unknown for this merchant")
             return row
         row = self.store.one(
-            "SELECT * FROM transactions WHERE login=? AND client_orderid=? ORDER BY orderid LIMIT 1",
+            "SELECT * FROM transactions WHERE login=? AND client_orderid=? AND orderid=id ORDER BY id DESC LIMIT 1",
             (login, client_orderid),
         )
         if row is None:
-            raise state_error(f"no transaction with client_orderid {client_orderid}")
+            raise state_error(f"no order with client_orderid {client_orderid}")
         return row
 
+    def order_money(self, login: str, orderid: str) -> tuple[str, str] | None:
+        """The amount (major units) and currency of the merchant's order, when it has them."""
+        order = self.order_tx(login, orderid)
+        if order is None or not order["currency"]:
+            return None
+        return self.amount_text(order), order["currency"]
+
+    def order(self, call: Call) -> Row:
+        """The order a follow-up names (``orderid`` and the original's ``client_orderid``, behaviour section 10)."""
+        order = self.find(call.merchant.login, call.fields.get("orderid"), call.client_orderid)
+        if call.client_orderid != order["client_orderid"]:
+            call.forgive(
+                f"client_orderid: {call.client_orderid} is not the client_orderid of orderid {order['orderid']}; "
+                "a follow-up carries the original order's client_orderid"
+            )
+        return order
+
+    def latest(self, order: Row) -> Row:
+        """The order's latest transaction (what ``status`` reports without ``by-request-sn``)."""
+        row = self.store.one("SELECT * FROM transactions WHERE orderid=? ORDER BY id DESC LIMIT 1", (order["orderid"],))
+        return row if row is not None else order
+
+    def transactions_of(self, order: Row) -> list[Row]:
+        return self.store.all("SELECT * FROM transactions WHERE orderid=? ORDER BY id", (order["orderid"],))
+
+    def by_request(self, login: str, serial: str) -> Row | None:
+        """The transaction a request (its serial-number) made or acted on."""
+        return self.store.one(
+            "SELECT t.* FROM requests r JOIN transactions t ON t.id=r.tx WHERE r.serial=? AND t.login=?",
+            (serial, login),
+        )
+
+    def remember_request(self, serial: str, tx: Row) -> None:
+        """``status`` with ``by-request-sn`` finds ``tx`` by this request's serial-number."""
+        if serial:
+            self.store.execute("INSERT OR IGNORE INTO requests (serial, tx) VALUES (?, ?)", (serial, tx["id"]))
+
     def new_tx(self, call: Call, kind: str, **values: Any) -> Row:
-        """Insert a ``processing`` transaction for this call (inside the caller's DB transaction)."""
+        """Insert the ``processing`` initial transaction of a new order (inside the caller's DB transaction)."""
+        return self._insert_tx(call, kind, None, values)
+
+    def add_tx(self, order: Row, call: Call, kind: str, **values: Any) -> Row:
+        """Insert a ``processing`` later transaction of ``order`` (same orderid, client_orderid, notify_url)."""
+        return self._insert_tx(call, kind, order, values)
+
+    def _insert_tx(self, call: Call, kind: str, order: Row | None, values: dict[str, Any]) -> Row:
         now = self.clock.now()
         fields = call.fields
         row: dict[str, Any] = {
             "login": call.merchant.login,
             "endpoint_id": call.endpoint_id,
             "group_id": call.group_id,
+            "serial": call.serial,
             "client_orderid": call.client_orderid,
             "kind": kind,
             "status": Status.PROCESSING.value,
@@ -165,35 +251,71 @@ class Engine:
             "email": fields.get("email", ""),
             "redirect_url": fields.get("redirect_url", ""),
             "callback_url": fields.get("server_callback_url", ""),
+            "notify_url": fields.get("notify_url", ""),
             "descriptor": f"GATEKIT*{call.merchant.login.upper()}"[:22],
             "created_at": now,
             "updated_at": now,
         }
-        if "amount" in fields and "currency" in fields:
+        if call.operation.knows("amount") and "amount" in fields and "currency" in fields:
             row["amount_minor"] = to_minor_units(fields["amount"], fields["currency"])
             row["currency"] = fields["currency"]
+        if order is not None:
+            row.update(
+                orderid=order["orderid"],
+                client_orderid=order["client_orderid"],
+                notify_url=order["notify_url"],
+                callback_url="",  # server_callback_url is called for the initial transaction only
+                redirect_url="",
+                descriptor=order["descriptor"],
+            )
         row.update(values)
-        if kind in INITIAL_KINDS:
-            self._warn_duplicate(call, kind)
-        orderid = self.store.insert("transactions", row)
-        return self.tx(orderid)
+        if order is None and kind in INITIAL_KINDS:
+            self._check_repeat(call, kind, row)
+        tx_id = self.store.insert("transactions", row)
+        if order is None:
+            self.store.execute("UPDATE transactions SET orderid=id WHERE id=?", (tx_id,))
+        tx = self.tx(tx_id)
+        self.remember_request(call.serial, tx)
+        return tx
 
-    def _warn_duplicate(self, call: Call, kind: str) -> None:
+    def _check_repeat(self, call: Call, kind: str, row: dict[str, Any]) -> None:
+        """The idempotency rule for a new order whose client_orderid the merchant already used.
+
+        - The earlier order failed (declined, filtered, error): a new order is made (a retry), with a warning.
+        - It lives and the request is the same (operation kind, amount, currency): ``RepeatedOrder`` answers
+          with it; nothing is charged twice.
+        - It lives and the request differs: refused (a lenient simulator makes a new order, with a warning).
+        Checked inside the caller's ``BEGIN IMMEDIATE`` transaction, so concurrent repeats cannot both create.
+        """
         marks = ",".join("?" * len(INITIAL_KINDS))
         existing = self.store.one(
-            f"SELECT orderid, kind FROM transactions WHERE login=? AND client_orderid=? AND kind IN ({marks}) LIMIT 1",
+            "SELECT * FROM transactions WHERE login=? AND client_orderid=? AND id=orderid "
+            f"AND kind IN ({marks}) ORDER BY id DESC LIMIT 1",
             (call.merchant.login, call.client_orderid, *INITIAL_KINDS),
         )
-        if existing:
+        if existing is None:
+            return
+        if existing["status"] in FAILED:
             call.warnings.append(
-                f"client_orderid {call.client_orderid} was already used by {existing['kind']} "
-                f"orderid {existing['orderid']}: use a new client_orderid for every new order"
+                f"client_orderid {call.client_orderid} was used by {existing['kind']} orderid {existing['orderid']}, "
+                f"which ended {existing['status']}: a new order is made"
             )
+            return
+        money = (row.get("amount_minor"), row.get("currency"))
+        if existing["kind"] == kind and (existing["amount_minor"], existing["currency"]) == money:
+            raise RepeatedOrder(existing)
+        call.forgive(
+            f"client_orderid: {call.client_orderid} already names orderid {existing['orderid']} "
+            f"({existing['kind']} {self.amount_text(existing)} {existing['currency'] or ''}".rstrip()
+            + ", "
+            + f"{existing['status']}); a repeated request carries the same operation, amount and currency, "
+            "a new order a new client_orderid"
+        )
 
     def update(self, tx: Row, **values: Any) -> Row:
         values["updated_at"] = self.clock.now()
-        self.store.update("transactions", "orderid", tx["orderid"], values)
-        return self.tx(tx["orderid"])
+        self.store.update("transactions", "id", tx["id"], values)
+        return self.tx(tx["id"])
 
     def extra(self, tx: Row) -> dict[str, Any]:
         return dict(loads(tx["extra"]))
@@ -238,9 +360,9 @@ class Engine:
             hook(tx)
         return tx
 
-    def force_status(self, orderid: int, status: str, code: str = "", message: str = "") -> Row:
+    def force_status(self, tx_id: int, status: str, code: str = "", message: str = "") -> Row:
         with self.store.transaction():
-            return self.finalize(self.tx(orderid), status, code, message)
+            return self.finalize(self.tx(tx_id), status, code, message)
 
     # --- the clock ---------------------------------------------------------------------------------
 
@@ -266,7 +388,8 @@ class Engine:
             for hook in self.tick_hooks:
                 hook(now)
             self.store.execute(
-                "UPDATE transactions SET settled=1, settle_at=NULL WHERE settled=0 AND settle_at<=?", (now,)
+                f"UPDATE transactions SET settled=1, settle_at=NULL WHERE settled=0 AND settle_at<=? {_NOT_VOIDED}",
+                (now,),
             )
 
     def _engine_due(self) -> float | None:
@@ -283,15 +406,20 @@ class Engine:
         return min(times) if times else None
 
     def settle(self, orderid: int | None = None) -> int:
-        """Settle one approved transaction, or every one that is due to settle; returns how many."""
+        """Settle the approved sales and captures of one order, or every one that is due; returns how many.
+
+        A voided transaction never settles.
+        """
         with self.store.transaction():
             if orderid is not None:
                 return self.store.execute(
-                    "UPDATE transactions SET settled=1, settle_at=NULL WHERE orderid=? AND status='approved'",
+                    "UPDATE transactions SET settled=1, settle_at=NULL "
+                    f"WHERE orderid=? AND settled=0 AND settle_at IS NOT NULL {_NOT_VOIDED}",
                     (orderid,),
                 )
             return self.store.execute(
-                "UPDATE transactions SET settled=1, settle_at=NULL WHERE settled=0 AND settle_at IS NOT NULL"
+                "UPDATE transactions SET settled=1, settle_at=NULL "
+                f"WHERE settled=0 AND settle_at IS NOT NULL {_NOT_VOIDED}"
             )
 
     # --- what goes back to the merchant ------------------------------------------------------------
@@ -304,7 +432,7 @@ class Engine:
     def outcome_params(self, tx: Row) -> dict[str, str]:
         """Callback and payer-redirect parameters (behaviour sections 4 and 5), signed."""
         merchant = self.merchant(tx["login"])
-        orderid, client_orderid = str(tx["orderid"]), tx["client_orderid"]
+        orderid, client_orderid = str(tx["orderid"]), tx["client_orderid"]  # the order's, for every transaction
         return {
             "status": tx["status"],
             "orderid": orderid,

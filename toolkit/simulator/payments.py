@@ -7,17 +7,19 @@ the payer to submit the page (``submit_form``).
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from toolkit.fields import card_expiry
 from toolkit.operations import ResponseKind, get_operation
 from toolkit.simulator import payouts, threeds
 from toolkit.simulator.engine import Call, Engine, Result, new_token
 from toolkit.simulator.errors import SimError, state_error
 from toolkit.simulator.plans import card_values, plan_of
 from toolkit.simulator.store import Row, dumps
-from toolkit.testdata.outcomes import outcome_for_cvv
+from toolkit.testdata.outcomes import card_outcome, outcome_for_cvv
 from toolkit.validation import Problem, request_problems
 
 KIND_OF = {
@@ -43,21 +45,49 @@ class FormProblems(Exception):
         self.problems = problems
 
 
-def card_plan(engine: Engine, fields: Mapping[str, str], amount: Decimal | None, *, managed: bool) -> dict[str, Any]:
-    """Card columns, planned outcome and 3-D Secure steps of a card transaction."""
+def card_plan(
+    engine: Engine,
+    fields: Mapping[str, str],
+    amount: Decimal | None,
+    *,
+    managed: bool,
+    lenient: bool = False,
+    warnings: list[str] | None = None,
+) -> dict[str, Any]:
+    """Card columns, planned outcome and 3-D Secure steps of a card transaction.
+
+    A card whose expiry month has passed (on the simulator's clock) is declined as expired, with no
+    3-D Secure step, whatever its CVV2; a lenient simulator lets it through with a warning.
+    """
     outcome = outcome_for_cvv(fields["cvv2"])
+    if has_expired(engine, fields):
+        problem = f"the card expired {fields['expire_month']}/{fields['expire_year']}"
+        if lenient:
+            (warnings if warnings is not None else []).append(f"{problem}; the gateway declines it (lenient: accepted)")
+        else:
+            return {**card_values(fields), **plan_of(card_outcome("expired-card"))}
     three_ds = threeds.plan_three_ds(engine, fields["credit_card_number"], amount, outcome, managed=managed)
     return {**card_values(fields), **plan_of(outcome), **three_ds}
 
 
+def has_expired(engine: Engine, fields: Mapping[str, str]) -> bool:
+    """The card's last valid month is before the simulator's current month."""
+    expiry = card_expiry(fields.get("expire_month", ""), fields.get("expire_year", ""))
+    today = dt.datetime.fromtimestamp(engine.clock.now(), dt.UTC)
+    return expiry is not None and (expiry[1], expiry[0]) < (today.year, today.month)
+
+
 def _amount(call: Call) -> Decimal | None:
-    return Decimal(call.fields["amount"]) if "amount" in call.fields else None
+    known = call.operation.knows("amount")  # account verification is a zero-amount operation
+    return Decimal(call.fields["amount"]) if known and "amount" in call.fields else None
 
 
 def card_payment(engine: Engine, call: Call) -> Result:
     """sale, preauth and account-verification."""
     with engine.store.transaction():
-        values = card_plan(engine, call.fields, _amount(call), managed=False)
+        values = card_plan(
+            engine, call.fields, _amount(call), managed=False, lenient=call.lenient, warnings=call.warnings
+        )
         tx = engine.new_tx(call, KIND_OF[call.operation.name], **values)
         if not tx["tds_state"]:
             tx = engine.schedule(tx)
@@ -115,28 +145,40 @@ def submit_form(engine: Engine, token: str, entries: Mapping[str, str]) -> Row:
             tx = engine.update(tx, **card_values(entries), tds_state="")
             return engine.schedule(payouts.plan_payout(engine, tx))
         amount = Decimal(engine.amount_text(tx)) if tx["amount_minor"] else None
-        values = {"tds_state": "", **card_plan(engine, entries, amount, managed=True)}
-        tx = engine.set_extra(engine.update(tx, **values), managed=True)
+        warnings: list[str] = []
+        lenient = engine.settings.is_lenient(engine.merchant(tx["login"]))
+        plan = card_plan(engine, entries, amount, managed=True, lenient=lenient, warnings=warnings)
+        tx = engine.set_extra(engine.update(tx, **{"tds_state": "", **plan}), managed=True, warnings=warnings)
         return tx if tx["tds_state"] else engine.schedule(tx)
 
 
 def status(engine: Engine, call: Call) -> Result:
-    """The transaction as it is now.
+    """The order's latest transaction, or the one a request made (``by-request-sn``, behaviour section 10).
 
     What is due is done first, so polling sees it at once without waiting for the scheduler: when
     this transaction is due, or when none is found yet (a recurring charge due this very moment).
     A status of a transaction with nothing due takes no write lock.
     """
-    login, orderid = call.merchant.login, call.fields.get("orderid")
     try:
-        tx = engine.find(login, orderid, call.client_orderid)
+        tx = _status_tx(engine, call)
     except SimError:
         engine.run_due()
-        tx = engine.find(login, orderid, call.client_orderid)
+        tx = _status_tx(engine, call)
     if engine.is_due(tx):
         engine.run_due()
-        tx = engine.tx(tx["orderid"])
+        tx = engine.tx(tx["id"])
     return Result(ResponseKind.STATUS, tx)
+
+
+def _status_tx(engine: Engine, call: Call) -> Row:
+    order = engine.order(call)
+    serial = call.fields.get("by-request-sn")
+    if not serial:
+        return engine.latest(order)
+    tx = engine.by_request(call.merchant.login, serial)
+    if tx is None or tx["orderid"] != order["orderid"]:
+        raise state_error(f"by-request-sn: no request {serial} on orderid {order['orderid']}")
+    return tx
 
 
 def install(engine: Engine) -> None:

@@ -97,7 +97,7 @@ def payout_check(engine: Engine, call: Call) -> Result:
 
 def payout_pay(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
-        check = engine.find(call.merchant.login, call.fields["orderid"], call.client_orderid)
+        check = engine.order(call)
         if check["kind"] != "payout-check":
             raise state_error(
                 f"payout-pay needs the orderid of a payout-check; orderid {check['orderid']} is a {check['kind']}"
@@ -105,13 +105,13 @@ def payout_pay(engine: Engine, call: Call) -> Result:
         if check["status"] != "approved":
             raise state_error(f"payout-check orderid {check['orderid']} is {check['status']}, not approved")
         paid = engine.store.one(
-            f"SELECT orderid FROM transactions WHERE parent=? AND kind='payout-pay' AND status NOT IN {FAILED_SQL}",
-            (check["orderid"],),
+            f"SELECT serial FROM transactions WHERE parent=? AND kind='payout-pay' AND status NOT IN {FAILED_SQL}",
+            (check["id"],),
         )
         if paid:
-            raise state_error(f"payout-check orderid {check['orderid']} was already paid by orderid {paid['orderid']}")
+            raise state_error(f"this payout-check was already paid (by request {paid['serial']})")
         columns = {k: check[k] for k in ("amount_minor", "currency", *CARD_COLUMNS)}
-        tx = engine.new_tx(call, "payout-pay", parent=check["orderid"], **columns)
+        tx = engine.add_tx(check, call, "payout-pay", parent=check["id"], **columns)
         tx = engine.schedule(plan_payout(engine, tx))
     return Result(ResponseKind.ASYNC, tx)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
-from toolkit.fields import card_brand
+from toolkit.fields import card_brand, card_expiry
 from toolkit.models import Status
 from toolkit.testdata.outcomes import outcome_for_amount
 
@@ -18,14 +18,18 @@ CARD_COLUMNS = ("card_bin", "card_last4", "card_type", "card_exp_month", "card_e
 
 
 def card_values(fields: Mapping[str, str]) -> dict[str, str]:
-    """The ``CARD_COLUMNS`` of a request's card: BIN, last four, brand, expiry, holder."""
+    """The ``CARD_COLUMNS`` of a request's card: BIN, last four, brand, expiry (``01``/``2099``), holder."""
     number = fields.get("credit_card_number", "")
+    month, year = fields.get("expire_month", ""), fields.get("expire_year", "")
+    expiry = card_expiry(month, year)
+    if expiry is not None:
+        month, year = f"{expiry[0]:02d}", str(expiry[1])
     return {
         "card_bin": number[:6],
         "card_last4": number[-4:],
         "card_type": card_brand(number),
-        "card_exp_month": fields.get("expire_month", ""),
-        "card_exp_year": fields.get("expire_year", ""),
+        "card_exp_month": month,
+        "card_exp_year": year,
         "cardholder": fields.get("card_printed_name", ""),
     }
 

@@ -16,7 +16,7 @@ from toolkit.simulator.errors import SimError
 from toolkit.simulator.store import Row
 from toolkit.wire import LEGACY_TYPE, MEDIA_TYPE, encode_json, encode_legacy
 
-THREE_DS_VERSION = {"v2-challenge": "2.2.0", "v2-frictionless": "2.2.0", "v1": "1.0.2"}
+THREE_DS_VERSION = {"v2-challenge": "2.2.0", "v1": "1.0.2"}
 
 
 def respond(json_mode: bool, http_status: int, body: dict[str, str]) -> Response:
@@ -66,8 +66,6 @@ def status_fields(engine: Engine, tx: Row, base: str) -> dict[str, str]:
     }
     if tx["cardrefid"]:
         fields["card-ref-id"] = tx["cardrefid"]
-    if tx["parent"]:
-        fields["original-paynet-order-id"] = str(tx["parent"])
     if tx["three_ds"] != "none":
         fields["three-ds-version"] = THREE_DS_VERSION.get(tx["three_ds"], "")
         fields.update({"eci": tx["eci"], "three-ds-comp-ind": tx["tds_comp_ind"]})

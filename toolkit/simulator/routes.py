@@ -69,10 +69,10 @@ def accept(
 ) -> Call:
     """Every check of a request, in order; returns the Call (with the request's ``serial``) for the engine."""
     address = checks.resolve(engine.settings, op, path_id, by_group)
+    lenient = engine.settings.is_lenient(address.merchant)
     pairs = _parse_body(body, warnings, request.headers.get("content-type", ""))
-    fields = checks.canonical_fields(op, pairs, warnings)
-    if "login" in fields and fields["login"] != address.merchant.login:
-        raise SimError(f"login {fields['login']} is not the merchant of endpoint {path_id}", code="5")
+    fields = checks.canonical_fields(op, pairs, warnings, lenient=lenient)
+    checks.check_login(op, fields, address)
     if op.auth.is_oauth:  # the signature first: an unsigned request learns nothing about its fields
         url = str(request.url.replace(query=""))
         checks.check_oauth(
@@ -85,11 +85,12 @@ def accept(
             engine.clock.wall(),  # the client's clock is real time, whatever a test did to ours
             engine.settings.timestamp_window,
         )
-    checks.check_fields(op, fields)
+    checks.check_fields(op, fields, warnings, lenient=lenient)
     destinations.check_fields(request, fields)  # callback addresses: the allow-list and the port rule
     if op.auth is AuthScheme.CONTROL:  # the control is computed over valid fields
-        checks.check_control(op, fields, address, warnings)
-    return Call(op, address.merchant, address.endpoint_id, address.group_id, fields, serial, warnings)
+        money = lambda: engine.order_money(address.merchant.login, fields.get("orderid", ""))  # noqa: E731
+        checks.check_control(op, fields, address, warnings, order_money=money)
+    return Call(op, address.merchant, address.endpoint_id, address.group_id, fields, serial, warnings, lenient)
 
 
 def make_handler(op: Operation, by_group: bool) -> Callable[[Request], Awaitable[Response]]:

@@ -14,6 +14,8 @@
     callback_hosts = ["hooks.acme.example", "10.0.0.5:9000"]  # callback hosts besides loopback
     public_url = "http://sim.example:8080"  # the base of addresses handed out (default: the socket's own)
 
+    lenient = false                   # true: forgive what the production gateway refuses (journal warns)
+
     [[merchant]]
     login = "acme"
     control_key = "..."
@@ -22,6 +24,7 @@
     rsa_public_key_file = "keys/public.pem"
     payout_balance = "1000.00"
     currency = "EUR"
+    lenient = false                    # this merchant only (default: the [simulator] setting)
 
 Without a file the documented demo merchant of ``toolkit.demo`` exists.
 """
@@ -56,6 +59,7 @@ class Merchant:
     rsa_public_key: rsa.RSAPublicKey | None = field(default=None, repr=False, compare=False)
     payout_balance: Decimal = Decimal("0")
     currency: str = "EUR"
+    lenient: bool | None = None  # None: the simulator's setting
 
     @property
     def payout_balance_minor(self) -> int:
@@ -72,6 +76,7 @@ class SimulatorSettings:
     settlement_after: float = 86400.0
     challenge_timeout: float = 900.0
     method_timeout: float = 10.0  # spec section 8
+    lenient: bool = False  # forgive what the production gateway refuses (with a journal warning)
     # The simulator as a network service (issue 9): limits, timeouts, the journal, callbacks, addresses.
     max_body_bytes: int = 65536
     request_timeout: float = 10.0
@@ -80,6 +85,10 @@ class SimulatorSettings:
     callback_hosts: tuple[str, ...] = ()
     public_url: str = ""
     control_token: Secret | None = field(default=None, repr=False, compare=False)  # --control-token only
+
+    def is_lenient(self, merchant: Merchant) -> bool:
+        """Whether requests of ``merchant`` are checked leniently (its own setting wins)."""
+        return self.lenient if merchant.lenient is None else merchant.lenient
 
     def merchant_by_login(self, login: str) -> Merchant | None:
         return next((m for m in self.merchants if m.login == login), None)
@@ -109,6 +118,7 @@ MERCHANT_SETTINGS = (
     "rsa_public_key_file",
     "payout_balance",
     "currency",
+    "lenient",
 )
 SIMULATOR_SETTINGS = tuple(
     name for name in SimulatorSettings.__dataclass_fields__ if name not in ("merchants", "control_token")
@@ -154,6 +164,9 @@ def _merchant(table: dict[str, Any], base: Path, index: int) -> Merchant:
         raise SettingsError(f"{where}: payout_balance/currency: {exc}") from None
     except InvalidOperation:
         raise SettingsError(f"{where}: payout_balance {table['payout_balance']!r} is not an amount") from None
+    lenient = table.get("lenient")
+    if lenient is not None and not isinstance(lenient, bool):
+        raise SettingsError(f"{where}: lenient must be true or false, got {lenient!r}")
     return Merchant(
         login=str(table["login"]),
         control_key=Secret(str(table["control_key"])),
@@ -162,6 +175,7 @@ def _merchant(table: dict[str, Any], base: Path, index: int) -> Merchant:
         rsa_public_key=public_key,
         payout_balance=balance,
         currency=currency,
+        lenient=lenient,
     )
 
 
@@ -181,6 +195,12 @@ def _positive(where: str, name: str, value: Any) -> float:
     if _seconds(where, name, value) <= 0:
         raise SettingsError(f"{where}: {name} must be a number of seconds > 0, got {value!r}")
     return float(value)
+
+
+def _flag(where: str, name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise SettingsError(f"{where}: {name} must be true or false, got {value!r}")
+    return value
 
 
 def _retry(where: str, name: str, value: Any) -> tuple[float, ...]:
@@ -214,6 +234,7 @@ def public_url_problem(value: str) -> str | None:
 
 _PARSERS = {
     "callback_retry": _retry,
+    "lenient": _flag,
     "max_body_bytes": _count,
     "journal_size": _count,
     "request_timeout": _positive,

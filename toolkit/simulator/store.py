@@ -19,7 +19,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS merchants (
     login TEXT PRIMARY KEY, payout_balance_minor INTEGER NOT NULL, currency TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS transactions (
-    orderid INTEGER PRIMARY KEY AUTOINCREMENT,
+    id INTEGER PRIMARY KEY AUTOINCREMENT, orderid INTEGER NOT NULL DEFAULT 0, serial TEXT NOT NULL DEFAULT '',
     login TEXT NOT NULL, endpoint_id TEXT NOT NULL, group_id TEXT,
     client_orderid TEXT NOT NULL, kind TEXT NOT NULL, parent INTEGER,
     status TEXT NOT NULL, stage TEXT NOT NULL,
@@ -34,9 +34,11 @@ CREATE TABLE IF NOT EXISTS transactions (
     cardholder TEXT NOT NULL DEFAULT '', email TEXT NOT NULL DEFAULT '',
     cardrefid TEXT NOT NULL DEFAULT '', descriptor TEXT NOT NULL DEFAULT '',
     redirect_url TEXT NOT NULL DEFAULT '', callback_url TEXT NOT NULL DEFAULT '',
-    form_token TEXT, settled INTEGER NOT NULL DEFAULT 0, settle_at REAL,
+    notify_url TEXT NOT NULL DEFAULT '', form_token TEXT, settled INTEGER NOT NULL DEFAULT 0, settle_at REAL,
     created_at REAL NOT NULL, updated_at REAL NOT NULL, extra TEXT NOT NULL DEFAULT '{}');
+CREATE INDEX IF NOT EXISTS tx_order ON transactions(orderid);
 CREATE INDEX IF NOT EXISTS tx_client ON transactions(login, client_orderid);
+CREATE TABLE IF NOT EXISTS requests (serial TEXT PRIMARY KEY, tx INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS tx_parent ON transactions(parent);
 CREATE INDEX IF NOT EXISTS tx_due ON transactions(status, decide_at);
 CREATE INDEX IF NOT EXISTS tx_deadline ON transactions(status, deadline_at);
@@ -44,7 +46,7 @@ CREATE INDEX IF NOT EXISTS tx_settle ON transactions(settle_at);
 CREATE UNIQUE INDEX IF NOT EXISTS tx_form ON transactions(form_token);
 CREATE UNIQUE INDEX IF NOT EXISTS tx_tds ON transactions(tds_token);
 CREATE TABLE IF NOT EXISTS card_refs (
-    cardrefid INTEGER PRIMARY KEY AUTOINCREMENT, login TEXT NOT NULL, source_orderid INTEGER NOT NULL,
+    cardrefid INTEGER PRIMARY KEY AUTOINCREMENT, login TEXT NOT NULL, source_tx INTEGER NOT NULL,
     bin TEXT NOT NULL, last4 TEXT NOT NULL, card_type TEXT NOT NULL, exp_month TEXT NOT NULL,
     exp_year TEXT NOT NULL, holder TEXT NOT NULL, created_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS recurring (
@@ -76,6 +78,12 @@ CREATE TABLE IF NOT EXISTS faults (
 FIRST_IDS = {"transactions": 8056020, "card_refs": 1679215, "recurring": 700100}
 
 Row = dict[str, Any]
+
+
+class StoreError(RuntimeError):
+    """A database the simulator cannot use; the message says why and what to do."""
+
+
 MAX_ROW_ID = 2**63 - 1  # SQLite's largest INTEGER
 
 
@@ -102,8 +110,18 @@ class Store:
         if self.path != ":memory:":
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
+        self._check_version()
         self._db.executescript(SCHEMA)
         self._seed_sequences()
+
+    def _check_version(self) -> None:
+        """A database file written by an earlier gatekit (one transaction per orderid) cannot be read."""
+        columns = [row[1] for row in self._db.execute("PRAGMA table_info(transactions)").fetchall()]
+        if columns and "serial" not in columns:
+            raise StoreError(
+                f"{self.path} was written by an earlier gatekit (before orders held several transactions); "
+                "delete it or give another --db"
+            )
 
     def _seed_sequences(self) -> None:
         with self.transaction():
@@ -156,6 +174,7 @@ class Store:
         with self.transaction():
             for table in (
                 "transactions",
+                "requests",
                 "card_refs",
                 "recurring",
                 "nonces",

@@ -1,6 +1,7 @@
 """3-D Secure in the simulator: 2.x method step and challenge, 1.0.2 PaReq/PaRes (spec 4.2).
 
-2.x: the status carries ``html`` that loads the method URL; the merchant uploads
+2.x (CVV2 321 only; 111 is a card that is not enrolled: no step at all): the status carries
+``html`` that loads the method URL; the merchant uploads
 ``threeDSCompInd`` (Y completed, N not within 10 s, U no method URL); without an upload the
 method step times out as N after ``method_timeout``.  A challenge (CVV2 321) then sends the
 payer to the ACS page (``redirect-to``); the password ``hint`` gives a CRes with transStatus Y,
@@ -36,7 +37,6 @@ from toolkit.testdata.outcomes import (
 )
 
 V2_CHALLENGE = "v2-challenge"
-V2_FRICTIONLESS = "v2-frictionless"
 V1 = "v1"
 
 
@@ -54,11 +54,9 @@ def plan_three_ds(
             "eci": result.eci,
             "deadline_at": now + engine.settings.challenge_timeout,
         }
-    if outcome.three_ds == "challenge" or outcome.name == "frictionless":
-        kind = V2_CHALLENGE if outcome.three_ds == "challenge" else V2_FRICTIONLESS
+    if outcome.three_ds == "challenge":  # CVV2 111 and the others: no 3-D Secure step at all (section 10)
+        kind = V2_CHALLENGE
         if managed:  # the hosted page does its own fingerprinting: straight to the challenge
-            if kind == V2_FRICTIONLESS:
-                return {"three_ds": kind, "tds_comp_ind": "Y", "eci": "05"}
             return {
                 "three_ds": kind,
                 "tds_state": "challenge",
@@ -214,13 +212,16 @@ def _state(tx: Row) -> str:
 
 
 def _target(engine: Engine, call: Call) -> Row:
-    return engine.find(call.merchant.login, call.fields["orderid"], call.client_orderid)
+    """The order the upload names; the request's serial-number finds it with ``by-request-sn``."""
+    tx = engine.order(call)
+    engine.remember_request(call.serial, tx)
+    return tx
 
 
 def upload_method_url_result(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
         tx = _target(engine, call)
-        indicator = call.fields["threeDSCompInd"]
+        indicator = call.fields.get("threeDSCompInd", "Y")  # not in section 10's list: the upload means it ran
         if indicator == "Y" and not engine.extra(tx).get("method_loaded"):
             call.warnings.append("threeDSCompInd=Y but the payer's browser never loaded the 3-D Secure method URL")
         tx = apply_method_result(engine, tx, indicator)
@@ -229,13 +230,13 @@ def upload_method_url_result(engine: Engine, call: Call) -> Result:
 
 def upload_cres_result(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
-        tx = apply_cres(engine, _target(engine, call), call.fields["cres"])
+        tx = apply_cres(engine, _target(engine, call), call.fields["cRes"])
     return Result(ResponseKind.ASYNC, tx)
 
 
 def upload_pares_result(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
-        tx = apply_pares(engine, _target(engine, call), call.fields["pares"])
+        tx = apply_pares(engine, _target(engine, call), call.fields["paRes"])
     return Result(ResponseKind.ASYNC, tx)
 
 

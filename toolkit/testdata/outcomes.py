@@ -24,7 +24,7 @@ class CardOutcome:
     name: str
     cvv2: str
     status: Status
-    three_ds: str  # "none" (frictionless / not enrolled) or "challenge" (3-D Secure 2.x challenge)
+    three_ds: str  # "none" (no 3-D Secure step: not enrolled) or "challenge" (3-D Secure 2.x challenge)
     error_code: str = ""
     error_message: str = ""
     description: str = ""
@@ -42,7 +42,10 @@ CARD_OUTCOMES: tuple[CardOutcome, ...] = (
         "3ds-challenge", "321", Status.APPROVED, "challenge",
         description="3-D Secure challenge; the password 'hint' approves, anything else declines",
     ),
-    CardOutcome("frictionless", "111", Status.APPROVED, "none", description="approved without 3-D Secure challenge"),
+    CardOutcome(
+        "not-enrolled", "111", Status.APPROVED, "none",
+        description="approved at once, without any 3-D Secure step (card not enrolled)",
+    ),
     CardOutcome(
         "unknown", "217", Status.UNKNOWN, "none", "91", "Acquirer unreachable", "status unknown (acquirer unreachable)"
     ),
