@@ -96,4 +96,3 @@ def test_the_cli_exits_4_on_a_malformed_answer_without_a_traceback(capsys, serve
     code = main(["call", "status", "client_orderid=inv-1", "orderid=8056020", "--base-url", server.base_url])
     err = capsys.readouterr().err
     assert code == 4 and message in err and "Traceback" not in err and len(err.splitlines()) == 1
-
