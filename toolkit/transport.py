@@ -29,6 +29,7 @@ from requests.adapters import HTTPAdapter
 MAX_RESPONSE_BYTES = 1 << 20  # 1 MiB: a gateway answer is a few hundred bytes, a 3-D Secure page a few KB
 _CHUNK = 64 * 1024
 _GRACE = 0.1
+_TICK = 0.05  # the watchdog wakes at most this often: deadlines are kept to within 50 ms
 
 
 class NoAnswer(Exception):
@@ -91,20 +92,26 @@ class _Watchdog:
     def watch(self, seconds: float) -> _Watch:
         watch = _Watch(time.monotonic() + seconds)
         with self._cond:
+            earliest = not self._heap or watch.deadline < self._heap[0][0]
             heapq.heappush(self._heap, (watch.deadline, next(self._counter), watch))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="gatekit-deadlines", daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            if earliest:  # otherwise the thread already wakes in time: no wake-up per call
+                self._cond.notify()
         return watch
 
     def _run(self) -> None:
         while True:
             with self._cond:
                 while not self._heap or self._heap[0][0] > time.monotonic():
-                    self._cond.wait(self._heap[0][0] - time.monotonic() if self._heap else None)
-                _, _, watch = heapq.heappop(self._heap)
-            watch.fire()
+                    wait = self._heap[0][0] - time.monotonic() if self._heap else None
+                    self._cond.wait(None if wait is None else max(wait, _TICK))
+                due = []
+                while self._heap and self._heap[0][0] <= time.monotonic():
+                    due.append(heapq.heappop(self._heap)[2])
+            for watch in due:
+                watch.fire()
 
 
 _WATCHDOG = _Watchdog()
@@ -122,6 +129,8 @@ def _watched(base: type[Any]) -> type[Any]:
     """A urllib3 connection class whose sockets join the current call's watch (new ones and reused ones)."""
 
     class Watched(base):  # type: ignore[misc]
+        _gatekit_watched = True
+
         def _new_conn(self) -> socket.socket:
             sock: socket.socket = super()._new_conn()
             _attach_current(sock)
@@ -140,7 +149,8 @@ class DeadlineAdapter(HTTPAdapter):
 
     def get_connection_with_tls_context(self, *args: Any, **kwargs: Any) -> Any:
         pool: Any = super().get_connection_with_tls_context(*args, **kwargs)
-        pool.ConnectionCls = _watched(pool.ConnectionCls)
+        if not getattr(pool.ConnectionCls, "_gatekit_watched", False):  # once per pool
+            pool.ConnectionCls = _watched(pool.ConnectionCls)
         return pool
 
 

@@ -7,6 +7,7 @@ answers ``type=error``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -23,8 +24,9 @@ from toolkit.simulator.errors import SimError, endpoint_error, server_error
 from toolkit.wire import FORM_TYPE, MEDIA_TYPE
 
 log = logging.getLogger("gatekit.simulator")
-# A fault plan hook (the control API installs one): may raise SimError or delay; None by default.
-FaultHook = Callable[[Request, Operation], Awaitable[None]]
+# A fault plan hook (the control API installs one), run in a gateway thread: raises SimError or returns the
+# seconds to delay the answer (0: none); None by default.
+FaultHook = Callable[[Request, Operation], float]
 
 
 def public_base(request: Request) -> str:
@@ -96,24 +98,23 @@ def accept(
 def make_handler(op: Operation, by_group: bool) -> Callable[[Request], Awaitable[Response]]:
     async def handler(request: Request) -> Response:
         raw = await request.body()  # whole and small: limits.BodyLimit read it
-        serial, refused = str(uuid.uuid4()), None
-        try:
-            fault: FaultHook | None = request.app.state.fault_hook
-            if fault is not None:
-                await fault(request, op)
-        except SimError as error:
-            refused = error
+        serial, gateway = str(uuid.uuid4()), pools.of(request).gateway
         # parsing, checks, the engine and the journal: in the gateway's threads, never in the event loop
-        return await pools.run(pools.of(request).gateway, answer, request, op, by_group, raw, serial, refused)
+        answered = await pools.run(gateway, answer, request, op, by_group, raw, serial, faults=True)
+        if isinstance(answered, float):  # a delay fault: wait here (no thread held), then answer
+            await asyncio.sleep(answered)
+            answered = await pools.run(gateway, answer, request, op, by_group, raw, serial, faults=False)
+        assert isinstance(answered, Response)
+        return answered
 
     handler.__name__ = f"{op.name}{'_group' if by_group else ''}"
     return handler
 
 
 def answer(
-    request: Request, op: Operation, by_group: bool, raw: bytes, serial: str, refused: SimError | None
-) -> Response:
-    """parse -> check -> engine -> render, journaled; ``refused`` is an injected fault's answer."""
+    request: Request, op: Operation, by_group: bool, raw: bytes, serial: str, *, faults: bool
+) -> Response | float:
+    """parse -> check -> engine -> render, journaled; first the fault plans (``faults``): a delay is returned."""
     engine: Engine = request.app.state.engine
     path_id: str = request.path_params["path_id"]
     json_mode = _wants_json(request)
@@ -121,8 +122,9 @@ def answer(
     pairs: list[tuple[str, str]] = []
     login = ""
     try:
-        if refused is not None:
-            raise refused
+        fault: FaultHook | None = request.app.state.fault_hook if faults else None
+        if fault is not None and (delay := fault(request, op)) > 0:
+            return delay
         pairs = limits.parse_form(raw)
         call = accept(engine, request, op, path_id, by_group, pairs, warnings, serial)
         login = call.merchant.login
