@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PIP_FLAGS := --disable-pip-version-check --no-input -q
 
-.PHONY: install test lint typecheck unit certify bench clean lab
+.PHONY: install test lint typecheck unit certify bench fuzz clean lab
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -57,6 +57,12 @@ lab: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_signing.py
 	$(PY) benchmarks/bench_simulator.py
+	$(PY) benchmarks/bench_load.py
+
+# The fuzz suite at length: schemathesis over /paynet/openapi.json, signed (make test runs a short pass).
+FUZZ_EXAMPLES ?= 560
+fuzz: $(STAMP)
+	GATEKIT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/pytest -q -s -p no:xdist tests/simulator/test_fuzz_openapi.py
 
 clean:
 	rm -rf $(VENV) node_modules allure-results allure-report reports

@@ -59,6 +59,13 @@ SALE = {
     "expire_month": "12",
     "expire_year": "2099",
     "cvv2": "123",
+    # mandatory since the wire of section 10 (issue 8)
+    "address1": "1 Main Street",
+    "city": "Springfield",
+    "zip_code": "12345",
+    "country": "US",
+    "state": "IL",
+    "phone": "5551234567",
 }
 CONSTANT = json.dumps({"type": "async-response", "serial-number": "0", "paynet-order-id": "1"}).encode()
 HEADERS = {"Accept": MEDIA_TYPE, "Content-Type": FORM_TYPE}

@@ -18,6 +18,7 @@ from typing import Any, TypeVar, cast
 
 import requests
 
+from toolkit import transport
 from toolkit._version import __version__
 from toolkit.auth import ControlAuth, OAuthAuth, SignatureTrace
 from toolkit.config import GatewayConfig, PollSchedule
@@ -40,7 +41,15 @@ from toolkit.operations import LOGIN, AuthScheme, Operation, get_operation
 from toolkit.signing import new_nonce
 from toolkit.validation import Problem, request_problems
 from toolkit.waiting import PollAttempt, Waker, wait_for_status
-from toolkit.wire import FORM_TYPE, MEDIA_TYPE, DecodeError, decode_request_body, decode_response, encode_form
+from toolkit.wire import (
+    FORM_TYPE,
+    MEDIA_TYPE,
+    DecodeError,
+    check_answer,
+    decode_request_body,
+    decode_response,
+    encode_form,
+)
 
 Fields = Mapping[str, object]
 # Operations that add a transaction to an existing order (same orderid, their own serial-number).
@@ -81,6 +90,8 @@ class PreparedCall:
 
 class GatewayClient:
     """A complete client of the gateway: one method per operation of ``toolkit.operations``."""
+
+    max_response_bytes = transport.MAX_RESPONSE_BYTES  # a bigger answer is a ProtocolError
 
     def __init__(
         self,
@@ -162,21 +173,28 @@ class GatewayClient:
         return self.send(prepared)
 
     def send(self, call: PreparedCall) -> Response:
-        """Send a prepared call; the typed response, or the ``GatewayError`` the answer stands for."""
+        """Send a prepared call; the typed response, or the ``GatewayError`` the answer stands for.
+
+        ``config.timeout`` is the call's deadline (connect, request, answer head and body together);
+        an answer above ``max_response_bytes`` or one that is not a gateway response is a ``ProtocolError``.
+        """
         op, request = call.operation, call.request
         started = time.monotonic()
         sent_fields = decode_request_body(request.body)
         try:
-            answer = self.session.send(request, timeout=self.config.timeout, allow_redirects=False)
-        except requests.RequestException as exc:
+            answer = transport.exchange(
+                self.session, request, deadline=self.config.timeout, max_bytes=self.max_response_bytes
+            )
+        except transport.NoAnswer as exc:
+            self._notify(op, request, sent_fields, None, started, call.trace, error=str(exc.__cause__ or exc))
+            raise TransportError(f"no answer from {request.url}{exc}", operation=op.name) from exc
+        except transport.TooLarge as exc:
             self._notify(op, request, sent_fields, None, started, call.trace, error=str(exc))
-            waited = f" within {self.config.timeout:g}s" if isinstance(exc, requests.Timeout) else ""
-            raise TransportError(
-                f"no answer from {request.url}{waited}: {exc.__class__.__name__}", operation=op.name
-            ) from exc
+            raise ProtocolError(f"{exc} (from {request.url})", operation=op.name) from None
         self._notify(op, request, sent_fields, answer, started, call.trace)
         try:
             body = decode_response(answer.content)
+            check_answer(body)
         except DecodeError as exc:
             raise ProtocolError(
                 f"HTTP {answer.status_code} {answer.headers.get('Content-Type', '')}: {mask_text(str(exc))}",

@@ -43,8 +43,8 @@ class GatewayError(Exception):
             parts.append(f" (field {field})")
         if serial_number:
             parts.append(f" [serial-number {serial_number}]")
-        super().__init__("".join(parts))
-        self.message = message
+        super().__init__(mask_text("".join(parts)))  # a bad value may be a card number typed into any field
+        self.message = mask_text(message)
         self.operation = operation
         self.field = field
         self.serial_number = serial_number

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from toolkit.auth import SignatureTrace
 from toolkit.fields import FIELDS
-from toolkit.masking import mask_fields, mask_text
+from toolkit.masking import is_cvv_name, is_pan_name, mask_fields, mask_text
 from toolkit.wire import encode_form
 
 _PLACEHOLDER = {
@@ -54,15 +55,15 @@ class Exchange:
         return cls(
             operation=operation,
             method=method,
-            url=url,
-            request_headers=dict(headers),
+            url=mask_text(url),
+            request_headers=_masked_headers(headers),
             request_fields=tuple(mask_fields(fields).items()),
             status_code=status_code,
-            response_headers=dict(response_headers),
+            response_headers=_masked_headers(response_headers),
             response_body=mask_text(response_body),
             elapsed=elapsed,
             signature=signature.masked() if signature is not None else None,
-            error=error,
+            error=mask_text(error) if error is not None else None,
         )
 
     def as_curl(self) -> str:
@@ -77,8 +78,8 @@ class Exchange:
                 value = _PLACEHOLDER[name]
             elif name == "control":
                 value = "$CONTROL"
-            elif FIELDS.get(name) and FIELDS[name].secret:
-                value = "$" + name.upper().replace("-", "_")
+            elif (FIELDS.get(name) and FIELDS[name].secret) or is_cvv_name(name) or is_pan_name(name):
+                value = "$" + re.sub(r"[^A-Z0-9_]", "_", name.upper())
             fields.append((name, value))
         parts = ["curl", "-sS", "-X", self.method, shlex.quote(self.url)]
         for name, value in self.request_headers.items():
@@ -89,3 +90,8 @@ class Exchange:
         body = encode_form(fields).replace("%24", "$")
         parts += ["--data-raw", f'"{body}"']
         return " ".join(parts)
+
+
+def _masked_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """Headers as sent or received, card data masked by value (a Location or Referer may carry a PAN)."""
+    return {name: mask_text(str(value)) for name, value in headers.items()}

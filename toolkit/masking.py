@@ -1,26 +1,48 @@
-"""The one place that masks card data and secrets for logs, reports, notebooks and reprs.
+"""The one place that masks card data and secrets for logs, reports, notebooks, errors and reprs.
 
 PAN: BIN and last four only (``444455******1111``).  CVV: never shown.  Control keys,
 passphrases and private keys: never shown; the ``Secret`` wrapper keeps them out of reprs.
+
+Masking works by name *and* by value, so that card data typed into the wrong field is caught too:
+
+- by name: the catalogue's card fields (``toolkit.fields``), and any name that looks like a card
+  number (``pan``, ``card_no``...) or a CVV (``cvv``, ``CVV2``, ``cvc``, ``card_cvv``, any case);
+- by value: every Luhn-valid run of 13 to 19 digits, written whole or in groups of four separated
+  by spaces or dashes (``4444 5555 6666 1111``), anywhere in free text: field values, URLs, base
+  strings, error messages, argparse errors, curl commands; and the value after any CVV-like name
+  in ``name=value``, ``name%3Dvalue`` (a base string) or ``"name": "value"`` (JSON, reprs).
+
+A hex word of 32 or more characters is a digest (a control, a signature, an id) and is kept whole.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import unquote
 
 from toolkit.fields import FIELDS, Kind, ascii_digits, luhn_ok
 
 CVV_MASK = "***"
 SECRET_MASK = "<redacted>"
+
 # A hex word of 32 or more characters is a digest (a control, a signature, an id), never a card number, even
 # when it holds a Luhn-valid run of digits (about one SHA-1 value in a hundred does): it is kept whole.
-_PAN_IN_TEXT = re.compile(
-    r"(?P<digest>(?<![0-9A-Za-z])[0-9A-Fa-f]{32,}(?![0-9A-Za-z]))"
-    r"|(?<!\d)(?P<pan>\d{12,19})(?!\d)"
+_DIGEST = re.compile(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{32,}(?![0-9A-Za-z])")
+# A percent-escape (``%20``, ``%2520`` in a base string) is no digit: ``%20`` before a number is a space.
+_ESCAPE = re.compile(r"%(?:25)*[0-9A-Fa-f]{2}")
+_SPACE_ESCAPES = ("20", "2D", "2d")
+_GROUP_SEPARATORS = " -+"
+_CVV_WORD = r"[A-Za-z0-9_-]*(?:[Cc][Vv][VvCcNn]|[Ss][Ee][Cc][Uu][Rr][Ii][Tt][Yy][_-]?[Cc][Oo][Dd][Ee])[A-Za-z0-9_-]*"
+_CVV_NAME = re.compile(rf"^{_CVV_WORD}$")
+_PAN_NAME = re.compile(r"(?i)^(?:[a-z0-9_-]*[_-])?(?:card[-_]?(?:number|num|no)|pan)$")
+# name=value (a query, argv), name%3Dvalue and name%253Dvalue (base strings), "name": "value" (JSON, reprs)
+_CVV_IN_TEXT = re.compile(
+    rf"(?<![A-Za-z0-9_-])(?P<name>{_CVV_WORD})"
+    r"(?:(?P<eq>=)(?P<v1>[^&\s\"',;]*)"
+    r"|(?P<enc>%3D|%253D)(?P<v2>(?:(?!%26|%2526)[^&\s\"'])*)"
+    r"|(?P<q>[\"'])(?P<colon>\s*:\s*)(?P<vq>[\"'])(?P<v3>(?:\\.|[^\"'\\])*)(?P=vq))"
 )
-_CVV_IN_QUERY = re.compile(r"(?i)\b(cvv2?|cvc)=([^&\s\"']*)")
 
 
 class Secret:
@@ -49,6 +71,18 @@ class Secret:
     __str__ = __repr__
 
 
+def is_cvv_name(name: str) -> bool:
+    """A field name that holds a card verification value: cvv, cvv2, CVC, card_cvv, security_code..."""
+    spec = FIELDS.get(name)
+    return (spec is not None and spec.kind is Kind.CVV) or bool(_CVV_NAME.match(name))
+
+
+def is_pan_name(name: str) -> bool:
+    """A field name that holds a card number: the catalogue's card fields, pan, card_no, card-number..."""
+    spec = FIELDS.get(name)
+    return (spec is not None and spec.kind is Kind.CARD_NUMBER) or bool(_PAN_NAME.match(name))
+
+
 def mask_pan(number: str) -> str:
     """A PAN -> BIN, stars, last four (``444455******1111``); short or odd values are fully masked."""
     digits = number.strip()
@@ -58,49 +92,116 @@ def mask_pan(number: str) -> str:
 
 
 def mask_value(name: str, value: str) -> str:
-    """Mask one field value by what the field is."""
+    """Mask one field value: by what the field is, then any card number or CVV in it."""
     spec = FIELDS.get(name)
-    if spec is None or not spec.secret:
-        return value
-    if spec.kind is Kind.CARD_NUMBER:
+    if is_cvv_name(name) or (spec is not None and spec.secret and spec.kind is not Kind.CARD_NUMBER):
+        return CVV_MASK if value else value
+    if (spec is not None and spec.kind is Kind.CARD_NUMBER) or (is_pan_name(name) and ascii_digits(value.strip())):
         return mask_pan(value)
-    return CVV_MASK if value else value
+    return mask_text(value)
 
 
 def mask_fields(fields: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, str]:
-    """A copy of request or response fields with card data masked."""
+    """A copy of request or response fields with card data masked (by name and by value)."""
     items = fields.items() if isinstance(fields, Mapping) else fields
     return {name: mask_value(name, str(value)) for name, value in items}
 
 
 def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
-    """Mask every Luhn-valid card number, every ``cvv2=`` value and each given secret in free text."""
+    """Mask every Luhn-valid card number, every CVV-like ``name=value`` and each given secret in free text."""
     for secret in secrets:
         if secret:
             text = text.replace(secret, SECRET_MASK)
-    text = _CVV_IN_QUERY.sub(lambda m: f"{m.group(1)}={CVV_MASK}" if m.group(2) else m.group(0), text)
-    return _PAN_IN_TEXT.sub(_mask_pan_match, text)
+    text = _CVV_IN_TEXT.sub(_mask_cvv_match, text)
+    return _mask_card_numbers(text)
 
 
-def _mask_pan_match(match: re.Match[str]) -> str:
-    pan = match.group("pan")
-    return mask_pan(pan) if pan and luhn_ok(pan) else match.group(0)
+def _mask_cvv_match(match: re.Match[str]) -> str:
+    name = match.group("name")
+    if match.group("eq"):
+        return f"{name}={CVV_MASK}" if match.group("v1") else match.group(0)
+    if match.group("enc"):
+        return f"{name}{match.group('enc')}{CVV_MASK}" if match.group("v2") else match.group(0)
+    quote, colon, value_quote = match.group("q"), match.group("colon"), match.group("vq")
+    return f"{name}{quote}{colon}{value_quote}{CVV_MASK if match.group('v3') else ''}{value_quote}"
+
+
+def _mask_card_numbers(text: str) -> str:
+    """Digests and percent-escapes set aside (as placeholder characters), then every run of digit groups masked."""
+    if not any(char.isdigit() for char in text):
+        return text
+    opaque, spacer = _unused_characters(text, 2)
+    kept: list[str] = []
+
+    def keep(placeholder: str) -> Callable[[re.Match[str]], str]:
+        def hide(match: re.Match[str]) -> str:
+            kept.append(match.group(0))
+            is_space = placeholder == opaque and match.group(0)[-2:] in _SPACE_ESCAPES
+            return spacer if is_space else placeholder
+
+        return hide
+
+    hidden = _ESCAPE.sub(keep(opaque), _DIGEST.sub(keep(opaque), text))
+    runs = re.compile(rf"\d+(?:[{re.escape(_GROUP_SEPARATORS + spacer)}]\d+)*")
+    masked = runs.sub(lambda match: _mask_run(match.group(0), _GROUP_SEPARATORS + spacer), hidden)
+    restored = iter(kept)
+    return re.sub(f"[{re.escape(opaque + spacer)}]", lambda _: next(restored), masked)
+
+
+def _unused_characters(text: str, count: int) -> list[str]:
+    chosen: list[str] = []
+    code = 0xE000  # Unicode's private use area
+    while len(chosen) < count:
+        if chr(code) not in text:
+            chosen.append(chr(code))
+        code += 1
+    return chosen
+
+
+def _mask_run(run: str, separators: str) -> str:
+    """Digit groups like ``4444 5555 6666 1111`` or one group of 12-19 digits: each card number in them masked.
+
+    A number is a single group of 13 to 19 digits, or consecutive groups laid out as on a card
+    (fours, then one to four digits: 13 to 19 in all; or 4-6-5), with the same separator between.
+    """
+    pieces = re.split(f"([{re.escape(separators)}])", run)
+    groups, seps = pieces[0::2], pieces[1::2]
+    starts = [sum(len(piece) for piece in pieces[: 2 * index]) for index in range(len(groups))]
+    hidden: set[int] = set()
+    for first in range(len(groups)):
+        for last in range(first, min(len(groups), first + 5)):
+            window = groups[first : last + 1]
+            if _card_layout(window, seps[first:last]) and luhn_ok("".join(window)):
+                positions = [starts[i] + offset for i in range(first, last + 1) for offset in range(len(groups[i]))]
+                hidden.update(positions[6:-4])
+    if not hidden:
+        return run
+    return "".join("*" if index in hidden else char for index, char in enumerate(run))
+
+
+def _card_layout(groups: list[str], seps: list[str]) -> bool:
+    sizes = [len(group) for group in groups]
+    if len(sizes) == 1:
+        return 13 <= sizes[0] <= 19
+    if len(set(seps)) != 1 or not 13 <= sum(sizes) <= 19:
+        return False
+    return sizes == [4, 6, 5] or (all(size == 4 for size in sizes[:-1]) and 1 <= sizes[-1] <= 4)
 
 
 def mask_base_string(base_string: str) -> str:
-    """An OAuth signature base string with the values of card fields masked (readable, not signable).
+    """An OAuth signature base string with card data masked (readable, not signable).
 
     The parameters are the third ``&``-part, encoded twice (RFC 5849 3.4.1): pairs are joined by
     ``%26`` and split by ``%3D``; a masked value is written as plain text (``cvv2%3D***``).
     """
     head, sep, params = base_string.rpartition("&")
     if not sep:
-        return base_string
+        return mask_text(base_string)
     pairs = []
     for pair in params.split("%26"):
         name, eq, value = pair.partition("%3D")
         field = unquote(unquote(name))
-        if eq and FIELDS.get(field) is not None and FIELDS[field].secret:
+        if eq and (is_cvv_name(field) or is_pan_name(field)):
             value = mask_value(field, unquote(unquote(value)))
         pairs.append(name + eq + value)
-    return head + sep + "%26".join(pairs)
+    return mask_text(head) + sep + mask_text("%26".join(pairs))

@@ -1,6 +1,7 @@
 """SimulatorControl: the client of the simulator's control API (``/_sim/``), one method per endpoint.
 
     control = SimulatorControl("http://127.0.0.1:8080")   # or SimulatorServer.control()
+    control = SimulatorControl("http://sim.lan:8080", token=os.environ["GATEKIT_CONTROL_TOKEN"])
     control.add_fault("sale", "error", count=2)
     control.advance_clock(86400)                          # settlement, recurring charges, retries
     deliveries = control.wait_for_callbacks(orderid, attempts=3)
@@ -15,6 +16,8 @@ from decimal import Decimal
 from typing import Any
 
 import requests
+
+from toolkit.masking import Secret
 
 JSON = dict[str, Any]
 
@@ -31,10 +34,19 @@ class SimulatorControlError(RuntimeError):
 class SimulatorControl:
     """Reset, inspect and steer a running simulator (clock, statuses, faults, callbacks)."""
 
-    def __init__(self, root_url: str, *, session: requests.Session | None = None, timeout: float = 10) -> None:
+    def __init__(
+        self,
+        root_url: str,
+        *,
+        session: requests.Session | None = None,
+        timeout: float = 10,
+        token: str | Secret | None = None,
+    ) -> None:
+        """``token``: the simulator's ``--control-token``, sent as ``Authorization: Bearer`` on every call."""
         self.root_url = root_url.rstrip("/")
         self.session = session or requests.Session()
         self.timeout = timeout
+        self._token = token if isinstance(token, Secret) else Secret(token) if token else None
 
     def __repr__(self) -> str:
         return f"SimulatorControl({self.root_url!r})"
@@ -54,8 +66,9 @@ class SimulatorControl:
         self, method: str, path: str, *, json: JSON | None = None, params: JSON | None = None, timeout: float = 0
     ) -> JSON:
         url, timeout = f"{self.root_url}/_sim/{path}", timeout or self.timeout
+        headers = {"Authorization": f"Bearer {self._token.reveal()}"} if self._token else None
         try:
-            answer = self.session.request(method, url, json=json, params=params, timeout=timeout)
+            answer = self.session.request(method, url, json=json, params=params, timeout=timeout, headers=headers)
         except requests.RequestException as exc:
             why = f"no answer within {timeout:g}s" if isinstance(exc, requests.Timeout) else "no answer"
             raise SimulatorControlError(f"{method} {url}: {why} ({exc.__class__.__name__})") from exc

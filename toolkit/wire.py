@@ -8,13 +8,25 @@ pairs, each value followed by a newline).  Values are trimmed; numbers become st
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
+from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
+
+from toolkit.operations import ResponseKind
 
 MEDIA_TYPE = "application/vnd.pay+json"
 FORM_TYPE = "application/x-www-form-urlencoded"
 LEGACY_TYPE = "text/html;charset=utf-8"
+
+
+MAX_DEPTH = 32  # a gateway answer is flat; nested values are kept as JSON text
+MAX_NUMBER_DIGITS = 64
+RESPONSE_TYPES = frozenset({*(kind.value for kind in ResponseKind), "validation-error", "error"})
+_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
+_STRINGS = re.compile(r'"(?:\\.|[^"\\])*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
 
 
 class DecodeError(ValueError):
@@ -38,7 +50,7 @@ def decode_request_body(body: object) -> list[tuple[str, str]]:
 
 
 def decode_response(body: str | bytes) -> dict[str, str]:
-    """Decode either response form into a flat mapping of trimmed strings."""
+    """Decode either response form into a flat mapping of trimmed strings; DecodeError for anything else."""
     text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
     stripped = text.strip()
     if not stripped:
@@ -47,17 +59,73 @@ def decode_response(body: str | bytes) -> dict[str, str]:
         return _decode_json(stripped)
     if "=" not in stripped or stripped.lstrip().startswith("<"):
         raise DecodeError(f"not JSON and not key=value pairs: {stripped[:80]!r}")
-    return {name.strip(): value.strip() for name, value in parse_qsl(stripped, keep_blank_values=True)}
+    pairs = parse_qsl(stripped, keep_blank_values=True)
+    strange = next((name.strip() for name, _ in pairs if not _NAME.fullmatch(name.strip())), None)
+    if strange is not None:
+        raise DecodeError(f"not key=value pairs of the gateway: a name {strange[:40]!r}")
+    return {name.strip(): value.strip() for name, value in pairs}
+
+
+def check_answer(body: Mapping[str, str]) -> None:
+    """DecodeError unless ``body`` is a gateway response: a known ``type``, an orderid made of digits."""
+    kind = body.get("type", "").strip().lower()
+    if not kind:
+        raise DecodeError("no type field: not a gateway response")
+    if kind not in RESPONSE_TYPES:
+        raise DecodeError(f"type {kind[:40]!r} is not a gateway response type ({', '.join(sorted(RESPONSE_TYPES))})")
+    orderid = body.get("paynet-order-id", "")
+    if orderid and not (orderid.isascii() and orderid.isdigit() and len(orderid) <= MAX_NUMBER_DIGITS):
+        raise DecodeError(f"paynet-order-id {orderid[:40]!r} is not a gateway orderid (digits)")
+
+
+def loads_json(text: str | bytes) -> Any:
+    """``json.loads`` for text from outside: at most MAX_DEPTH levels, numbers of at most MAX_NUMBER_DIGITS
+    characters (floats as Decimal), no NaN or Infinity; DecodeError says which rule failed."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise DecodeError("invalid JSON: not UTF-8") from None
+    depth = _nesting(text)
+    if depth > MAX_DEPTH:
+        raise DecodeError(f"invalid JSON: nested {depth} levels deep (at most {MAX_DEPTH})")
+    try:
+        return json.loads(text, parse_float=_decimal, parse_int=_integer, parse_constant=_no_constant)
+    except DecodeError:
+        raise
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        raise DecodeError(f"invalid JSON: {exc}") from None
 
 
 def _decode_json(text: str) -> dict[str, str]:
-    try:
-        data = json.loads(text, parse_float=Decimal)  # 10.10 stays "10.10", never through float
-    except json.JSONDecodeError as exc:
-        raise DecodeError(f"invalid JSON: {exc}") from None
+    data = loads_json(text)
     if not isinstance(data, dict):
         raise DecodeError("JSON body is not an object")
     return {str(name): _scalar(value) for name, value in data.items()}
+
+
+def _decimal(text: str) -> Decimal:
+    """Numbers stay exact (10.10 stays "10.10", never through float), and short: no 5000-digit integers."""
+    if len(text) > MAX_NUMBER_DIGITS:
+        raise DecodeError(f"invalid JSON: a number of {len(text)} characters (at most {MAX_NUMBER_DIGITS})")
+    return Decimal(text)
+
+
+def _integer(text: str) -> int:
+    return int(_decimal(text))
+
+
+def _no_constant(name: str) -> object:
+    raise DecodeError(f"invalid JSON: {name} is not a number the gateway sends")
+
+
+def _nesting(text: str) -> int:
+    """How deep arrays and objects nest (strings skipped), before json.loads could hit the recursion limit."""
+    deepest = depth = 0
+    for bracket in _BRACKETS.findall(_STRINGS.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
 
 
 def _scalar(value: object) -> str:

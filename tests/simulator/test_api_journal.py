@@ -16,7 +16,6 @@ from toolkit.config import GatewayConfig
 from toolkit.errors import ApiError
 from toolkit.masking import mask_pan
 from toolkit.simulator import SimulatorServer
-from toolkit.simulator.journal import entries
 from toolkit.testdata import EXAMPLE_CARDS, card_for, payout_fields, preauth_fields, sale_fields
 from toolkit.wire import MEDIA_TYPE, decode_response
 
@@ -25,7 +24,7 @@ CVV2 = card_for("approved").cvv2
 
 
 def entry(server: SimulatorServer, serial: str) -> dict[str, Any]:
-    found = [line for line in entries(server.store) if line["serial"] == serial]
+    found = [line for line in server.journal.entries(limit=100_000) if line["serial"] == serial]
     assert len(found) == 1, serial
     return found[0]
 
@@ -82,7 +81,7 @@ def test_an_unknown_endpoint_is_journaled_without_a_merchant(server: SimulatorSe
         client.sale(sale_fields(), endpoint_id="9999")
     line = refusal_entry(server, caught.value)
     assert (line["login"], line["http_status"]) == ("", 400)
-    assert all(other["login"] == demo.LOGIN for other in entries(server.store, login=demo.LOGIN))
+    assert all(other["login"] == demo.LOGIN for other in server.journal.entries(login=demo.LOGIN))
 
 
 # --- conformance warnings -----------------------------------------------------------------------

@@ -9,14 +9,12 @@ parameters (no ``type``) to ``redirect_url``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from toolkit.fields import ascii_digits
-from toolkit.masking import CVV_MASK, mask_fields, mask_pan, mask_text
+from toolkit.masking import mask_value
 
 Kind = Literal["callback", "redirect"]
 CALLBACK: Kind = "callback"
@@ -28,21 +26,17 @@ _NOT_FREE_TEXT = frozenset(
     {"orderid", "merchant_order", "client_orderid", "control", "amount", "currency", "status", "type", "cardrefid",
      "cres", "pares", "md"}
 )  # fmt: skip
-_PAN_NAMES = re.compile(r"(?i)^(card[-_]?(number|no)|pan)$")
-_CVV_NAMES = re.compile(r"(?i)^(cvv2?|cvc2?)$")
 
 
 def _mask_one(name: str, value: str) -> str:
-    if _CVV_NAMES.match(name):
-        return CVV_MASK if value else value
-    if _PAN_NAMES.match(name) and ascii_digits(value):
-        return mask_pan(value)
-    return value if name in _NOT_FREE_TEXT else mask_text(value)
+    if name in _NOT_FREE_TEXT:
+        return value
+    return mask_value(name, value)
 
 
 def mask_params(params: Mapping[str, str]) -> dict[str, str]:
     """Card data masked by field name (``toolkit.masking``), and any card number in free text."""
-    return {name: _mask_one(name, value) for name, value in mask_fields(params).items()}
+    return {name: _mask_one(name, value) for name, value in params.items()}
 
 
 @dataclass(frozen=True)

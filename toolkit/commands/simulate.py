@@ -1,31 +1,40 @@
 """``gatekit simulate``: run the gateway simulator on HOST:PORT until Ctrl-C or SIGTERM.
 
     gatekit simulate [--host 127.0.0.1] [--port 8080] [--config sim.toml] [--db FILE] [--latency S]
+                     [--max-body BYTES] [--public-url URL] [--callback-host HOST] [--control-token TOKEN]
 
 The first line names the base URL (``simulator: http://HOST:PORT/paynet``; ``--port 0`` takes a
 free port).  Then come the merchants: login, endpoint ids and group ids.  The documented demo
 merchant's control key is printed too (``toolkit.demo``: it is published with the code); the
 keys of merchants from ``--config`` never are.  Without ``--db`` the state lives in memory and
-is lost at exit; with a file it survives a restart.  Exit status: 0 after a clean stop, 2 when
-the settings, the database or the address cannot be used.
+is lost at exit; with a file it survives a restart.  A non-loopback ``--host`` prints a warning:
+the gateway API and the pages are then reachable from other machines, and the control API
+(``/_sim/``) only with ``--control-token`` (or ``GATEKIT_CONTROL_TOKEN``).  Exit status: 0 after a
+clean stop, 2 when the settings, the database or the address cannot be used.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import logging
+import os
 import sqlite3
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
 from toolkit import demo
 from toolkit.commands.common import Subparsers, stop_on_signals
+from toolkit.masking import Secret
 from toolkit.simulator.server import SimulatorServer
-from toolkit.simulator.settings import Merchant, SettingsError, SimulatorSettings, load_settings
+from toolkit.simulator.settings import Merchant, SettingsError, SimulatorSettings, load_settings, public_url_problem
 
 NAME = "simulate"
+TOKEN_ENV = "GATEKIT_CONTROL_TOKEN"
 EXIT_OK = 0
 EXIT_UNUSABLE = 2
 
@@ -43,6 +52,32 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--db", default=":memory:", help="SQLite file that keeps the state across restarts")
     parser.add_argument("--latency", type=float, help="seconds before a decision (status says processing until then)")
     parser.add_argument(
+        "--max-body",
+        type=int,
+        metavar="BYTES",
+        help="largest request body accepted; bigger ones get 413 (default 65536)",
+    )
+    parser.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="base of the addresses handed out (redirect-url, 3-D Secure pages), e.g. http://sim.example:8080;"
+        " default: the address each client connected to (never the Host header)",
+    )
+    parser.add_argument(
+        "--callback-host",
+        action="append",
+        default=[],
+        metavar="HOST[:PORT]",
+        help="a host that callbacks may go to besides loopback (repeatable); ports 80, 8080, 443, 8443 unless given",
+    )
+    parser.add_argument(
+        "--control-token",
+        default=os.environ.get(TOKEN_ENV),
+        metavar="TOKEN",
+        help=f"require Authorization: Bearer TOKEN on /_sim/ and open it beyond loopback (or {TOKEN_ENV};"
+        " a flag shows in ps and shell history: prefer the variable)",
+    )
+    parser.add_argument(
         "--lenient",
         action="store_true",
         help="forgive what the production gateway refuses (missing login, misspelled fields, expired cards...) "
@@ -55,8 +90,13 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C or SIGTERM; 0 after a clean stop, 2 when something cannot be used."""
+    with _simulator_log_on_stderr():
+        return _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
     try:
-        settings = _settings(args.config, args.latency, args.lenient)
+        settings = _settings(args)
         server = SimulatorServer(settings, db=args.db, host=args.host, port=args.port, log_level=args.log_level)
     except SettingsError as exc:
         return _unusable(str(exc))
@@ -72,15 +112,42 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _settings(path: Path | None, latency: float | None, lenient: bool = False) -> SimulatorSettings:
-    settings = load_settings(path)
-    if lenient:
-        settings = dataclasses.replace(settings, lenient=True)
-    if latency is None:
-        return settings
-    if latency < 0:
-        raise SettingsError(f"--latency {latency}: must be 0 or more seconds")
-    return dataclasses.replace(settings, latency=latency)
+@contextlib.contextmanager
+def _simulator_log_on_stderr() -> Iterator[None]:
+    """The simulator's warnings (a non-loopback address, failures) on stderr, named as this command's."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"gatekit {NAME}: %(levelname)s: %(message)s"))
+    logger = logging.getLogger("gatekit.simulator")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+
+
+def _settings(args: argparse.Namespace) -> SimulatorSettings:
+    """The file's settings, then the flags over them."""
+    settings = load_settings(args.config)
+    changes: dict[str, object] = {}
+    if args.lenient:
+        changes["lenient"] = True
+    if args.latency is not None:
+        if args.latency < 0:
+            raise SettingsError(f"--latency {args.latency}: must be 0 or more seconds")
+        changes["latency"] = args.latency
+    if args.max_body is not None:
+        if args.max_body < 1:
+            raise SettingsError(f"--max-body {args.max_body}: must be a number of bytes >= 1")
+        changes["max_body_bytes"] = args.max_body
+    if args.public_url:
+        if problem := public_url_problem(args.public_url):
+            raise SettingsError(f"--public-url {problem}")
+        changes["public_url"] = args.public_url.rstrip("/")
+    if args.callback_host:
+        changes["callback_hosts"] = (*settings.callback_hosts, *(h.strip().lower() for h in args.callback_host))
+    if args.control_token:
+        changes["control_token"] = Secret(args.control_token)
+    return dataclasses.replace(settings, **changes) if changes else settings  # type: ignore[arg-type]
 
 
 def _unusable(message: str) -> int:
@@ -102,7 +169,11 @@ def describe(server: SimulatorServer, out: TextIO) -> None:
             if settings.lenient
             else "strict, as the production gateway (--lenient forgives, with journal warnings)"
         ),
+        f"limits: bodies up to {settings.max_body_bytes} bytes, {settings.request_timeout:g} s to send a request",
+        "control API: " + ("/_sim/ with the control token" if settings.control_token else "/_sim/ (loopback only)"),
     ]
+    if settings.public_url:
+        lines.insert(1, f"public url: {settings.public_url}")
     for merchant in settings.merchants:
         lines.extend(_merchant_lines(merchant))
     lines.append("stop: Ctrl-C or SIGTERM")

@@ -11,7 +11,11 @@ from starlette.responses import JSONResponse
 from toolkit.simulator import cards, control, delivery, followups, pages, payments, payouts, routes, threeds
 from toolkit.simulator.clock import SimClock
 from toolkit.simulator.engine import Engine
+from toolkit.simulator.guard import ControlGuard
+from toolkit.simulator.journal import open_journal
+from toolkit.simulator.limits import BodyLimit
 from toolkit.simulator.openapi import openapi_document
+from toolkit.simulator.pools import Pools
 from toolkit.simulator.scheduler import Scheduler
 from toolkit.simulator.settings import SimulatorSettings, default_settings
 from toolkit.simulator.store import Store
@@ -34,8 +38,8 @@ def create_app(
     *,
     clock: SimClock | None = None,
 ) -> FastAPI:
-    """A simulator app; state lives on ``app.state`` (engine, store, settings, clock, scheduler, and the
-    delivery, fault hook and transport finder that the extensions add)."""
+    """A simulator app; state lives on ``app.state`` (engine, store, settings, clock, scheduler, journal,
+    thread pools, and the delivery, destinations, fault hook and transport finder that the extensions add)."""
     settings = settings or default_settings()
     store = store or Store()
     clock = clock or SimClock()
@@ -59,6 +63,8 @@ def create_app(
     app.state.clock = clock
     app.state.scheduler = scheduler
     app.state.fault_hook = None
+    app.state.journal = open_journal(store, settings)
+    app.state.pools = Pools()
     routes.install(app)
 
     @app.get("/paynet/openapi.json", include_in_schema=False)
@@ -67,4 +73,7 @@ def create_app(
 
     for extension in EXTENSIONS:
         extension(app, engine)
+    # Outermost last: the control API's guard, then the body limit, before anything reads a request.
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(ControlGuard, token=settings.control_token, public_url=settings.public_url)
     return app

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from toolkit import signing
 from toolkit.fields import FIELDS, LEGACY_SPELLINGS
-from toolkit.masking import mask_fields
+from toolkit.masking import mask_base_string
 from toolkit.money import MoneyError
 from toolkit.operations import LOGIN, AuthScheme, ControlFormula, Operation
 from toolkit.simulator.errors import SimError, control_error, endpoint_error, field_error, oauth_error
@@ -31,6 +31,7 @@ OAUTH_PARAMS = (
     "oauth_nonce",
     "oauth_version",
 )
+MAX_TIMESTAMP_DIGITS = 12  # epoch seconds until the year 33658
 # Read on every operation: the checksum, and a login (checked against the endpoint's merchant when sent).
 _ALWAYS_READ = ("control", LOGIN)
 
@@ -227,7 +228,7 @@ def check_oauth(
     oauth = signing.oauth_params_from_header(params)
     base_string = signing.signature_base_string("POST", url, pairs, oauth)
     if not _verify(op.auth, base_string, params["oauth_signature"], merchant):
-        shown = signing.signature_base_string("POST", url, list(mask_fields(pairs).items()), oauth)
+        shown = mask_base_string(base_string)
         raise oauth_error(
             f"oauth_signature does not verify with {op.auth.value}; the simulator's signature base "
             f"string (card data masked) is {shown}"
@@ -236,8 +237,11 @@ def check_oauth(
 
 
 def _check_timestamp(value: str, now: float, window: int) -> None:
-    if not (value.isascii() and value.isdigit()):
-        raise oauth_error(f"oauth_timestamp {value!r} is not a number of seconds")
+    if not (value.isascii() and value.isdigit()) or len(value) > MAX_TIMESTAMP_DIGITS:  # 401 digits: no float
+        shown = value if len(value) <= 40 else f"{value[:20]}... ({len(value)} characters)"
+        raise oauth_error(
+            f"oauth_timestamp {shown!r} is not a number of seconds (at most {MAX_TIMESTAMP_DIGITS} digits)"
+        )
     skew = int(value) - now
     if abs(skew) > window:
         direction = "behind" if skew < 0 else "ahead of"

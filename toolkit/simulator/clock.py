@@ -7,9 +7,19 @@ method timeout or the next callback retry without waiting.  Listeners (the sched
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 import time
 from collections.abc import Callable
+
+# The clock stops short of the year 9999 by centuries: dates computed from it (settlement, recurring
+# charges years ahead) stay within what datetime can write.
+LATEST_TEXT = "9000-01-01"
+LATEST = dt.datetime(9000, 1, 1, tzinfo=dt.UTC).timestamp()
+
+
+class ClockLimit(ValueError):
+    """An advance that would pass ``LATEST``."""
 
 
 class SimClock:
@@ -31,9 +41,15 @@ class SimClock:
         return self._offset
 
     def advance(self, seconds: float) -> float:
+        """Move forward by ``seconds``; ``ClockLimit`` rather than past ``LATEST`` (dates stay computable)."""
         if seconds < 0:
             raise ValueError("the simulator's clock only moves forward")
         with self._lock:
+            if self.now() + seconds > LATEST:
+                raise ClockLimit(
+                    f"{seconds:.0f} s would move the simulator's clock past {LATEST_TEXT} (its limit); "
+                    f"at most {max(0.0, LATEST - self.now()):.0f} s are left (POST /_sim/reset starts again)"
+                )
             self._offset += seconds
         for listener in list(self._listeners):
             listener()

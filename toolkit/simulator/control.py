@@ -26,26 +26,29 @@ Bad input answers 400 ``{"error": "<field>: <why>", "field": "<field>"}``; an un
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
-from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 
 from toolkit._version import __version__
 from toolkit.masking import mask_text
 from toolkit.models import Status
 from toolkit.money import MoneyError, from_minor_units
-from toolkit.simulator import delivery, faults, followups, journal
+from toolkit.simulator import delivery, faults, followups, pools
+from toolkit.simulator.clock import ClockLimit
 from toolkit.simulator.controlargs import ControlError, integer, json_body, number, orderid, text
 from toolkit.simulator.engine import Engine
 from toolkit.simulator.errors import SimError
 from toolkit.simulator.store import Row, loads
 
+T = TypeVar("T")
 PREFIX = "/_sim"
 FORCEABLE = tuple(status.value for status in Status if status is not Status.PROCESSING)
 MAX_ADVANCE = 10 * 366 * 86400.0
 MAX_WAIT = 60.0
+MAX_ATTEMPTS = 1000
 
 
 def transaction_view(engine: Engine, tx: Row) -> dict[str, Any]:
@@ -124,11 +127,12 @@ def merchants_view(engine: Engine) -> list[dict[str, Any]]:
 
 
 def reset(app: FastAPI, engine: Engine) -> None:
-    """Everything back to the start: one transaction, then the clock offset back to 0."""
+    """Everything back to the start: one transaction, then the journal and the clock offset."""
     with engine.store.transaction():
         engine.store.reset()
         delivery.worker(app).forget()
         engine.seed_merchants()
+    app.state.journal.clear()
     engine.clock.reset()
 
 
@@ -169,9 +173,18 @@ def callbacks(app: FastAPI, query: dict[str, str]) -> dict[str, Any]:
     if "attempts" in query:
         if key is None:
             raise ControlError("orderid", "is required to wait for attempts")
-        wanted = integer(query, "attempts", minimum=1)
+        wanted = integer(query, "attempts", minimum=1, maximum=MAX_ATTEMPTS)
         reached = worker.wait_for_attempts(key, wanted, number(query, "timeout", default=10.0, maximum=MAX_WAIT))
     return {"callbacks": worker.deliveries(key), "timed_out": not reached}
+
+
+def advance(engine: Engine, seconds: float) -> None:
+    """Move the clock, then do what fell due."""
+    try:
+        engine.clock.advance(seconds)
+    except ClockLimit as exc:
+        raise ControlError("seconds", str(exc)) from None
+    catch_up(engine)
 
 
 def catch_up(engine: Engine, limit: int = 1000) -> None:
@@ -210,42 +223,57 @@ def install(app: FastAPI, engine: Engine) -> None:
 
     app.add_exception_handler(ControlError, refused)
 
+    async def quick(request: Request, function: Callable[..., T], *args: Any) -> T:
+        """A control call in the control API's own threads (never the event loop, never the gateway's)."""
+        return await pools.run(pools.of(request).control, function, *args)
+
     @app.post(PREFIX + "/reset", include_in_schema=False)
-    async def post_reset() -> dict[str, Any]:
-        await run_in_threadpool(reset, app, engine)
+    async def post_reset(request: Request) -> dict[str, Any]:
+        await quick(request, reset, app, engine)
         return {"reset": True, "clock": clock_view(engine)}
 
     @app.get(PREFIX + "/journal", include_in_schema=False)
     async def get_journal(request: Request) -> dict[str, Any]:
         query = dict(request.query_params)
         limit = integer(query, "limit", default=500, minimum=1, maximum=100_000)
-        return {"entries": journal.entries(engine.store, login=query.get("login") or None, limit=limit)}
+        lines = await quick(request, lambda: app.state.journal.entries(login=query.get("login") or None, limit=limit))
+        return {"entries": lines}
 
     @app.get(PREFIX + "/transactions/{key}", include_in_schema=False)
-    async def get_transaction(key: str) -> dict[str, Any]:
-        return transaction_view(engine, find_tx(engine, key))
+    async def get_transaction(request: Request, key: str) -> dict[str, Any]:
+        return await quick(request, lambda: transaction_view(engine, find_tx(engine, key)))
 
     @app.post(PREFIX + "/transactions/{key}/status", include_in_schema=False)
     async def post_status(key: str, request: Request) -> dict[str, Any]:
-        tx = find_tx(engine, key)
         data = await json_body(request)
-        try:
-            return transaction_view(engine, force_status(engine, tx["id"], data))
-        except SimError as exc:
-            raise ControlError("status", exc.message) from None
+
+        def forced() -> dict[str, Any]:
+            tx = find_tx(engine, key)
+            try:
+                return transaction_view(engine, force_status(engine, tx["id"], data))
+            except SimError as exc:
+                raise ControlError("status", exc.message) from None
+
+        return await quick(request, forced)
 
     @app.get(PREFIX + "/orders/{key}", include_in_schema=False)
-    async def get_order(key: str) -> dict[str, Any]:
-        return order_view(engine, find_order(engine, key))
+    async def get_order(request: Request, key: str) -> dict[str, Any]:
+        return await quick(request, lambda: order_view(engine, find_order(engine, key)))
 
     @app.post(PREFIX + "/orders/{key}/chargeback", include_in_schema=False)
     async def post_chargeback(key: str, request: Request) -> dict[str, Any]:
-        order, data = find_order(engine, key), await json_body(request)
-        return transaction_view(engine, chargeback(engine, order, data))
+        data = await json_body(request)
+        return await quick(request, lambda: transaction_view(engine, chargeback(engine, find_order(engine, key), data)))
 
     @app.get(PREFIX + "/callbacks", include_in_schema=False)
     async def get_callbacks(request: Request) -> dict[str, Any]:
-        return await run_in_threadpool(callbacks, app, dict(request.query_params))
+        query = dict(request.query_params)
+        if "attempts" not in query:
+            return await quick(request, callbacks, app, query)
+        waits = pools.of(request).waits
+        if waits.available_tokens < 1:  # long-polls have their own threads; beyond them, refuse
+            raise ControlError("attempts", f"{waits.total_tokens:g} requests wait already; try again", http_status=503)
+        return await pools.run(waits, callbacks, app, query)
 
     @app.get(PREFIX + "/clock", include_in_schema=False)
     async def get_clock() -> dict[str, Any]:
@@ -254,30 +282,31 @@ def install(app: FastAPI, engine: Engine) -> None:
     @app.post(PREFIX + "/clock/advance", include_in_schema=False)
     async def post_advance(request: Request) -> dict[str, Any]:
         seconds = number(await json_body(request), "seconds", maximum=MAX_ADVANCE)
-        engine.clock.advance(seconds)
-        await run_in_threadpool(catch_up, engine)
+        await quick(request, advance, engine, seconds)
         return {**clock_view(engine), "advanced": seconds}
 
     @app.post(PREFIX + "/settle", include_in_schema=False)
     async def post_settle(request: Request) -> dict[str, Any]:
-        return {"settled": settle(engine, await json_body(request))}
+        data = await json_body(request)
+        return {"settled": await quick(request, settle, engine, data)}
 
     @app.post(PREFIX + "/faults", include_in_schema=False, status_code=201)
     async def post_fault(request: Request) -> dict[str, Any]:
-        return add_fault(engine, await json_body(request))
+        data = await json_body(request)
+        return await quick(request, add_fault, engine, data)
 
     @app.get(PREFIX + "/faults", include_in_schema=False)
-    async def get_faults() -> dict[str, Any]:
-        return {"faults": faults.active(engine.store)}
+    async def get_faults(request: Request) -> dict[str, Any]:
+        return {"faults": await quick(request, faults.active, engine.store)}
 
     @app.delete(PREFIX + "/faults", include_in_schema=False)
-    async def delete_faults() -> dict[str, Any]:
-        return {"cleared": faults.clear(engine.store)}
+    async def delete_faults(request: Request) -> dict[str, Any]:
+        return {"cleared": await quick(request, faults.clear, engine.store)}
 
     @app.get(PREFIX + "/merchants", include_in_schema=False)
-    async def get_merchants() -> dict[str, Any]:
-        return {"merchants": merchants_view(engine)}
+    async def get_merchants(request: Request) -> dict[str, Any]:
+        return {"merchants": await quick(request, merchants_view, engine)}
 
     @app.get(PREFIX + "/health", include_in_schema=False)
-    async def get_health() -> dict[str, Any]:
-        return health(engine)
+    async def get_health(request: Request) -> dict[str, Any]:
+        return await quick(request, health, engine)

@@ -5,18 +5,23 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Collection, Mapping
+from decimal import Decimal
 from typing import Any
 
 from fastapi import Request
 
+from toolkit.masking import mask_text
 from toolkit.simulator.store import MAX_ROW_ID, row_id
+from toolkit.wire import DecodeError, loads_json
+
+MAX_DIGITS = 19  # no count, limit or id of the control API needs more
 
 
 class ControlError(Exception):
     """Refused control request: ``{"error": "<field>: <why>", "field": "<field>"}`` with ``http_status``."""
 
     def __init__(self, field: str, message: str, *, http_status: int = 400) -> None:
-        super().__init__(f"{field}: {message}")
+        super().__init__(mask_text(f"{field}: {message}"))
         self.field = field
         self.http_status = http_status
 
@@ -30,9 +35,9 @@ async def json_body(request: Request) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ControlError("body", f"is not valid JSON ({exc})") from None
+        data = loads_json(raw)  # depth and number sizes bounded; floats as Decimal
+    except DecodeError as exc:
+        raise ControlError("body", f"is not valid JSON ({str(exc).removeprefix('invalid JSON: ')})") from None
     if not isinstance(data, dict):
         raise ControlError("body", "must be a JSON object")
     return data
@@ -43,14 +48,14 @@ def number(data: Mapping[str, Any], name: str, *, default: float | None = None, 
     value = data.get(name, default)
     if value is None:
         raise ControlError(name, "is required")
-    if isinstance(value, bool):
-        raise ControlError(name, f"must be a number, not {json.dumps(value)}")
+    if isinstance(value, bool) or (isinstance(value, str) and len(value) > MAX_DIGITS):
+        raise ControlError(name, f"must be a number, not {_shown(value)}")
     try:
         result = float(value)
-    except (TypeError, ValueError):
-        raise ControlError(name, f"must be a number, not {json.dumps(value)}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise ControlError(name, f"must be a number, not {_shown(value)}") from None
     if not math.isfinite(result) or not 0 <= result <= maximum:
-        raise ControlError(name, f"must be a number from 0 to {maximum:g}, not {value}")
+        raise ControlError(name, f"must be a number from 0 to {maximum:g}, not {_shown(value)}")
     return result
 
 
@@ -61,12 +66,16 @@ def integer(
     value = data.get(name, default)
     if value is None:
         raise ControlError(name, "is required")
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        value = int(value)  # (a JSON number with no fraction)
     if isinstance(value, str) and value.strip().isascii() and value.strip().lstrip("-").isdigit():
+        if len(value.strip()) > MAX_DIGITS:  # int() of 5000 digits raises, and no limit is that large
+            raise ControlError(name, f"must be from {minimum} to {maximum}, not a number of {len(value)} digits")
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ControlError(name, f"must be a whole number, not {json.dumps(value)}")
+        raise ControlError(name, f"must be a whole number, not {_shown(value)}")
     if not minimum <= value <= maximum:
-        raise ControlError(name, f"must be from {minimum} to {maximum}, not {value}")
+        raise ControlError(name, f"must be from {minimum} to {maximum}, not {_shown(value)}")
     return value
 
 
@@ -77,8 +86,10 @@ def text(
     value = data.get(name, default)
     if value is None:
         raise ControlError(name, "is required" + (f": one of {'|'.join(choices)}" if choices else ""))
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, str | int):
-        raise ControlError(name, f"must be a string, not {json.dumps(value)}")
+        raise ControlError(name, f"must be a string, not {_shown(value)}")
     value = str(value).strip()
     if choices is not None and value not in choices:
         raise ControlError(name, f"must be one of {'|'.join(choices)}, not {value!r}")
@@ -87,7 +98,15 @@ def text(
 
 def orderid(value: Any, name: str = "orderid") -> int:
     """A gateway orderid (ASCII digits, at most SQLite's largest integer), from a path, a query or a body."""
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        value = int(value)
     key = row_id(value.strip()) if isinstance(value, str) else value
     if isinstance(key, int) and not isinstance(key, bool) and 0 < key <= MAX_ROW_ID:
         return key
-    raise ControlError(name, f"must be a gateway orderid (digits), not {json.dumps(value)}")
+    raise ControlError(name, f"must be a gateway orderid (digits), not {_shown(value)}")
+
+
+def _shown(value: Any) -> str:
+    """A value as the refusal shows it: JSON, cut to 40 characters (a 5000-digit id is not repeated)."""
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 40 else f"{text[:40]}... ({len(text)} characters)"

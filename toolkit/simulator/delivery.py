@@ -9,7 +9,9 @@
   ``callback_retry[n]`` seconds on the simulator's clock (``/_sim/clock/advance`` makes it due at
   once); ``1 + len(callback_retry)`` tries in all, then the row is ``failed``.
 - Callback faults (``faults``): ``fail`` logs a failed try without sending; ``duplicate`` sends twice.
-- Every attempt is logged (``callback_attempts``: time, HTTP status or error, elapsed seconds).
+- Every attempt is logged (``callback_attempts``: time, HTTP status or error, elapsed seconds); the log
+  shows URLs and errors masked.  An address that ``destinations`` does not allow is not called: the
+  attempt is logged ``refused: ...`` and the callback fails at once.
   A reset while a callback is on its way: the merchant may still get it, nothing is logged.
 - ``next_due`` feeds ``engine.due_providers``: the scheduler wakes exactly when a retry is due.
 """
@@ -28,8 +30,10 @@ import requests
 from fastapi import FastAPI
 
 from toolkit._version import __version__
+from toolkit.masking import mask_fields, mask_text
 from toolkit.models import FINAL_STATUSES
 from toolkit.simulator import faults
+from toolkit.simulator.destinations import Destinations
 from toolkit.simulator.engine import Engine
 from toolkit.simulator.store import Row, dumps, loads
 
@@ -37,6 +41,7 @@ log = logging.getLogger("gatekit.simulator")
 
 WORKERS = 4
 USER_AGENT = f"gatekit-simulator/{__version__}"
+HEADERS = {"User-Agent": USER_AGENT}
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,7 @@ class Attempt:
     http_status: int | None
     error: str
     elapsed: float
+    refused: bool = False  # the address is not allowed (``destinations``): no retry
 
     @property
     def ok(self) -> bool:
@@ -69,10 +75,11 @@ class Delivery:
     transactions, so a job, a tick and a reset never see it half-way.
     """
 
-    def __init__(self, engine: Engine, *, workers: int = WORKERS) -> None:
+    def __init__(self, engine: Engine, destinations: Destinations, *, workers: int = WORKERS) -> None:
         self.engine = engine
         self.store = engine.store
         self.workers = workers
+        self.destinations = destinations
         self._pool: ThreadPoolExecutor | None = None
         self._claims: dict[int, str] = {}
         self._changed = threading.Condition()
@@ -183,16 +190,22 @@ class Delivery:
         at, started = self.engine.clock.now(), time.monotonic()
         if job.fault == "fail":
             return Attempt(at, None, "injected fault: fail (not sent)", 0.0)
+        if problem := self.destinations.problem(job.url):
+            return Attempt(at, None, f"refused: server_callback_url {problem}", 0.0, refused=True)
         timeout = self.engine.settings.callback_timeout
         try:
-            with requests.get(
-                job.url, params=job.params, timeout=timeout, allow_redirects=False, headers={"User-Agent": USER_AGENT}
-            ) as answer:
+            with requests.Session() as session:
+                session.trust_env = False  # no proxy from the environment: the address called is the one checked
+                answer = session.get(  # stream: the status is all that counts, the body is never read
+                    job.url, params=job.params, timeout=timeout, allow_redirects=False, stream=True, headers=HEADERS
+                )
                 status = answer.status_code
+                answer.close()
         except requests.Timeout:
             return Attempt(at, None, f"timeout: no answer within {timeout:g} s", time.monotonic() - started)
         except requests.RequestException as exc:
-            return Attempt(at, None, f"{exc.__class__.__name__}: {exc}", time.monotonic() - started)
+            error = mask_text(f"{exc.__class__.__name__}: {exc}")  # the message repeats the URL
+            return Attempt(at, None, error, time.monotonic() - started)
         error = "" if status == 200 else f"HTTP {status}: anything but 200 is retried"
         return Attempt(at, status, error, time.monotonic() - started)
 
@@ -221,7 +234,7 @@ class Delivery:
             values: dict[str, Any] = {"attempts": tries}
             if any(attempt.ok for attempt in attempts):
                 values["state"] = "delivered"
-            elif tries <= len(retry):
+            elif tries <= len(retry) and not any(attempt.refused for attempt in attempts):
                 values.update(state="pending", next_at=self.engine.clock.now() + retry[tries - 1])
             else:
                 values["state"] = "failed"
@@ -261,12 +274,12 @@ class Delivery:
             "id": row["id"],
             "orderid": str(row["orderid"]),
             "login": row["login"],
-            "url": row["url"],
+            "url": mask_text(row["url"]),  # the merchant's URL may carry card data (by value and by name)
             "state": row["state"],
             "tries": row["attempts"],
             "next_at": row["next_at"] if row["state"] == "pending" else None,
             "created_at": row["created_at"],
-            "params": loads(row["params"]),
+            "params": mask_fields(loads(row["params"])),
             "attempts": attempts,
         }
 
@@ -304,7 +317,8 @@ def worker(app: FastAPI) -> Delivery:
 
 def install(app: FastAPI, engine: Engine) -> None:
     """Hooks into the engine; ``app.py``'s lifespan starts and stops the pool."""
-    delivery = Delivery(engine)
+    app.state.destinations = Destinations(engine.settings)
+    delivery = Delivery(engine, app.state.destinations)
     engine.final_hooks.append(delivery.enqueue)
     engine.tick_hooks.append(delivery.dispatch_due)
     engine.due_providers.append(delivery.next_due)

@@ -6,6 +6,8 @@ Error codes: 1 a field rule, 2 a control mismatch, 3 a state precondition, 4 an 
 
 from __future__ import annotations
 
+from toolkit.masking import mask_text
+
 
 class SimError(Exception):
     """A request the simulator refuses: HTTP status, ``type`` and an ``error-message`` that says why."""
@@ -13,6 +15,7 @@ class SimError(Exception):
     def __init__(
         self, message: str, *, http_status: int = 400, code: str = "1", kind: str = "validation-error"
     ) -> None:
+        message = mask_text(message)  # a refused value may be a card number typed into any field
         super().__init__(message)
         self.message = message
         self.http_status = http_status

@@ -125,17 +125,17 @@ def _describe(row: Row, op: Operation) -> str:
     return f"injected fault: {row['kind']} on {op.name} (fault plan {row['id']}, {left} more to come)"
 
 
-async def operation_hook(request: Request, op: Operation) -> None:
-    """``app.state.fault_hook``: called by the gateway routes before every operation."""
+def operation_hook(request: Request, op: Operation) -> float:
+    """``app.state.fault_hook``, called in a gateway thread before every operation: the seconds to delay
+    the answer (0 for none), or the injected error (a ``drop`` marks the request for ``DropMiddleware``)."""
     store: Store = request.app.state.store
     row = take(store, op.name, ANY_OPERATION)
     if row is None:
-        return
+        return 0.0
     described = _describe(row, op)
     log.info("%s", described)
     if row["kind"] == "delay":
-        await asyncio.sleep(float(row["seconds"]))
-        return
+        return float(row["seconds"])
     if row["kind"] == "drop":
         request.scope[_DROP] = True  # DropMiddleware closes the connection instead of sending this 500
     raise server_error(described)

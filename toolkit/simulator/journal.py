@@ -1,19 +1,42 @@
-"""The request journal per merchant: every request, masked, with its conformance warnings.
+"""The request journal per merchant: every request, masked, with its conformance warnings; bounded.
 
 No PAN beyond BIN and last four, no CVV, no secrets: fields pass through ``toolkit.masking``
-before they are stored.  A merchant certifying its integration reads the warnings here.
+(by name and by value) before they are kept.  A merchant certifying its integration reads the
+warnings here.  The journal never grows without end:
+
+- in memory (no ``--db``): a ring of the last ``journal_size`` entries, and at most
+  ``MEMORY_BYTES`` of them, the oldest dropped first;
+- with ``--db``: every entry in SQLite, rows older than ``journal_retention`` seconds (on the
+  simulator's clock) or beyond the last ``journal_size`` dropped as new ones come.
+
+Each entry keeps at most ``MAX_FIELDS`` fields and ``MAX_VALUE`` characters of each value.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import collections
+import itertools
+import threading
+from typing import Any, Protocol
 
 from toolkit.masking import mask_fields, mask_text
+from toolkit.simulator.settings import SimulatorSettings
 from toolkit.simulator.store import Store, dumps, loads
 
+MAX_FIELDS = 100
+MAX_VALUE = 256
+MAX_WARNINGS = 20
+MEMORY_BYTES = 16 * 1024 * 1024
+PRUNE_EVERY = 100  # SQLite: inserts between two prunings
 
-def record(
-    store: Store,
+
+class Journal(Protocol):
+    def record(self, entry: dict[str, Any]) -> None: ...
+    def entries(self, *, login: str | None = None, limit: int = 500) -> list[dict[str, Any]]: ...
+    def clear(self) -> None: ...
+
+
+def entry(
     *,
     at: float,
     login: str,
@@ -23,31 +46,110 @@ def record(
     body: dict[str, str],
     fields: list[tuple[str, str]],
     warnings: list[str],
-) -> None:
-    store.insert(
-        "journal",
-        {
-            "at": at,
-            "login": login,
-            "operation": operation,
-            "path": path,
-            "http_status": http_status,
-            "response_type": body.get("type", ""),
-            "serial": body.get("serial-number", ""),
-            "orderid": body.get("paynet-order-id", ""),
-            "client_orderid": mask_text(dict(fields).get("client_orderid", dict(fields).get("client-order-id", ""))),
-            # by name (card fields), then by content: a card number typed into any other field
-            "fields": dumps({name: mask_text(value) for name, value in mask_fields(fields).items()}),
-            "warnings": dumps(warnings),
-            "error": mask_text(body.get("error-message", ""))
-            if body.get("type") in ("validation-error", "error")
-            else "",
-        },
-    )
+) -> dict[str, Any]:
+    """One journal line, masked and cut to size (``fields`` and ``warnings`` as Python values)."""
+    sent = dict(fields)
+    return {
+        "at": at,
+        "login": login,
+        "operation": operation,
+        "path": path,
+        "http_status": http_status,
+        "response_type": body.get("type", ""),
+        "serial": body.get("serial-number", ""),
+        "orderid": body.get("paynet-order-id", ""),
+        "client_orderid": _cut(mask_text(sent.get("client_orderid", sent.get("client-order-id", "")))),
+        # by name (card fields, CVV-like names), then by content: a card number typed into any other field
+        "fields": _kept_fields(fields),
+        "warnings": [_cut(mask_text(w), 500) for w in warnings[:MAX_WARNINGS]],
+        "error": mask_text(body.get("error-message", "")) if body.get("type") in ("validation-error", "error") else "",
+    }
 
 
-def entries(store: Store, *, login: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
-    """Journal lines, newest last; ``login`` narrows to one merchant."""
-    sql = "SELECT * FROM journal" + (" WHERE login=?" if login else "") + " ORDER BY id DESC LIMIT ?"
-    rows = store.all(sql, (login, limit) if login else (limit,))
-    return [{**row, "fields": loads(row["fields"]), "warnings": loads(row["warnings"])} for row in reversed(rows)]
+def _kept_fields(fields: list[tuple[str, str]]) -> dict[str, str]:
+    kept = {_cut(name, 64): _cut(value) for name, value in mask_fields(fields[:MAX_FIELDS]).items()}
+    if len(fields) > MAX_FIELDS:
+        kept["..."] = f"{len(fields) - MAX_FIELDS} more fields not kept"
+    return kept
+
+
+def _cut(text: str, limit: int = MAX_VALUE) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+class MemoryJournal:
+    """The last ``size`` entries in memory, at most ``MEMORY_BYTES`` of them."""
+
+    def __init__(self, size: int, budget: int = MEMORY_BYTES) -> None:
+        self._lines: collections.deque[tuple[int, dict[str, Any]]] = collections.deque()
+        self._size, self._budget, self._bytes = size, budget, 0
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def record(self, entry: dict[str, Any]) -> None:
+        cost = len(dumps(entry))
+        with self._lock:
+            self._lines.append((cost, {"id": next(self._ids), **entry}))
+            self._bytes += cost
+            while len(self._lines) > self._size or (self._bytes > self._budget and len(self._lines) > 1):
+                dropped, _ = self._lines.popleft()
+                self._bytes -= dropped
+
+    def entries(self, *, login: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
+        with self._lock:
+            lines = [line for _, line in self._lines if login is None or line["login"] == login]
+        return lines[-limit:] if limit else []
+
+    def clear(self) -> None:
+        with self._lock:
+            self._lines.clear()
+            self._bytes = 0
+
+    @property
+    def bytes(self) -> int:
+        return self._bytes
+
+
+class SqliteJournal:
+    """Every entry in the store's ``journal`` table; old rows pruned by age and by count."""
+
+    def __init__(self, store: Store, size: int, retention: float) -> None:
+        self.store, self._size, self._retention = store, size, retention
+        self._inserts = 0
+        self._pruned_at = -float("inf")
+
+    def record(self, entry: dict[str, Any]) -> None:
+        row = {**entry, "fields": dumps(entry["fields"]), "warnings": dumps(entry["warnings"])}
+        with self.store.transaction():
+            self.store.insert("journal", row)
+            self._inserts += 1
+            # every PRUNE_EVERY rows, and whenever the clock moved on (an advanced clock ages rows at once)
+            if self._inserts % PRUNE_EVERY == 0 or entry["at"] - self._pruned_at > min(60.0, self._retention):
+                self._prune(entry["at"])
+
+    def _prune(self, now: float) -> None:
+        self._pruned_at = now
+        self.store.execute("DELETE FROM journal WHERE at < ?", (now - self._retention,))
+        self.store.execute(
+            "DELETE FROM journal WHERE id <= (SELECT MAX(id) FROM journal) - ?",
+            (self._size,),
+        )
+
+    def entries(self, *, login: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
+        sql = "SELECT * FROM journal" + (" WHERE login=?" if login else "") + " ORDER BY id DESC LIMIT ?"
+        rows = self.store.all(sql, (login, limit) if login else (limit,))
+        return [_decoded(row) for row in reversed(rows)]
+
+    def clear(self) -> None:
+        self.store.execute("DELETE FROM journal")
+
+
+def _decoded(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "fields": loads(row["fields"]), "warnings": loads(row["warnings"])}
+
+
+def open_journal(store: Store, settings: SimulatorSettings) -> Journal:
+    """In memory for an in-memory store, in SQLite for a file (``--db``)."""
+    if store.path == ":memory:":
+        return MemoryJournal(settings.journal_size)
+    return SqliteJournal(store, settings.journal_size, settings.journal_retention)

@@ -28,7 +28,7 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
-from toolkit.simulator import pages_forms, pages_threeds
+from toolkit.simulator import pages_forms, pages_threeds, pools
 from toolkit.simulator.engine import Engine
 from toolkit.simulator.errors import SimError
 from toolkit.simulator.pages_common import PageError, error_page
@@ -37,7 +37,13 @@ log = logging.getLogger("gatekit.simulator")
 
 
 class PageRoute(APIRoute):
-    """A route whose refusals are HTML pages (the API's routes answer in the gateway's format)."""
+    """A route whose refusals are HTML pages (the API's routes answer in the gateway's format).
+
+    Its endpoint runs in the pages' own threads (``pools``): control long-polls cannot hold them.
+    """
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        super().__init__(path, pools.in_pages_pool(endpoint), **kwargs)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()

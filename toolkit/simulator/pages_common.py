@@ -14,6 +14,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from toolkit.masking import mask_text
 from toolkit.simulator.engine import Engine
 from toolkit.simulator.routes import public_base
 from toolkit.simulator.store import Row
@@ -27,6 +28,7 @@ class PageError(Exception):
     """A page request the simulator refuses: HTTP status and a sentence for the payer."""
 
     def __init__(self, http_status: int, message: str, *, link: tuple[str, str] | None = None) -> None:
+        message = mask_text(message)
         super().__init__(message)
         self.http_status = http_status
         self.message = message

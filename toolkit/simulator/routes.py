@@ -7,6 +7,7 @@ answers ``type=error``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -17,19 +18,32 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
 from toolkit.operations import AuthScheme, Operation, iter_operations
-from toolkit.simulator import checks, journal, render, urls
+from toolkit.simulator import checks, destinations, journal, limits, pools, render, urls
 from toolkit.simulator.engine import Call, Engine
 from toolkit.simulator.errors import SimError, endpoint_error, server_error
-from toolkit.wire import FORM_TYPE, MEDIA_TYPE, decode_form
+from toolkit.wire import FORM_TYPE, MEDIA_TYPE
 
 log = logging.getLogger("gatekit.simulator")
-# A fault plan hook (the control API installs one): may raise SimError or delay; None by default.
-FaultHook = Callable[[Request, Operation], Awaitable[None]]
+# A fault plan hook (the control API installs one), run in a gateway thread: raises SimError or returns the
+# seconds to delay the answer (0: none); None by default.
+FaultHook = Callable[[Request, Operation], float]
 
 
 def public_base(request: Request) -> str:
-    """The simulator's base URL as this client addressed it (``http://host:port/paynet``)."""
-    return f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}{urls.PAGE_ROOT}"
+    """The base URL handed out (``http://host:port/paynet``): ``public_url`` if set, else the socket's own address.
+
+    Never the ``Host`` header: a client must not choose the addresses the simulator gives to others.
+    """
+    return (request.app.state.settings.public_url or _local_root(request)) + urls.PAGE_ROOT
+
+
+def _local_root(request: Request) -> str:
+    server = request.scope.get("server")
+    if not server or server[1] is None:
+        return f"{request.url.scheme}://127.0.0.1"
+    host, port = server
+    host = f"[{host}]" if ":" in host else host
+    return f"{request.url.scheme}://{host}:{port}"
 
 
 def _wants_json(request: Request) -> bool:
@@ -37,18 +51,10 @@ def _wants_json(request: Request) -> bool:
     return MEDIA_TYPE in request.headers.get("accept", "")
 
 
-def _form_pairs(raw: bytes) -> list[tuple[str, str]] | None:
-    """The body's name=value pairs (parsed once: the checks and the journal share them); None if not UTF-8."""
-    try:
-        return decode_form(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        return None
-
-
 def _parse_body(pairs: list[tuple[str, str]] | None, warnings: list[str], content_type: str) -> list[tuple[str, str]]:
     if content_type.split(";")[0].strip().lower() != FORM_TYPE:
         warnings.append(f"Content-Type is {content_type or 'missing'}; the spec requires {FORM_TYPE}")
-    if pairs is None:
+    if pairs is None:  # (limits.parse_form refused the body before: this is never reached)
         raise SimError("the request body is not UTF-8 form data", code="6")
     return pairs
 
@@ -82,6 +88,7 @@ def accept(
             engine.settings.timestamp_window,
         )
     checks.check_fields(op, fields, warnings, lenient=lenient)
+    destinations.check_fields(request, fields)  # callback addresses: the allow-list and the port rule
     if op.auth is AuthScheme.CONTROL:  # the control is computed over valid fields
         money = lambda: engine.order_money(address.merchant.login, fields.get("orderid", ""))  # noqa: E731
         checks.check_control(op, fields, address, warnings, order_money=money)
@@ -90,40 +97,56 @@ def accept(
 
 def make_handler(op: Operation, by_group: bool) -> Callable[[Request], Awaitable[Response]]:
     async def handler(request: Request) -> Response:
-        engine: Engine = request.app.state.engine
-        path_id: str = request.path_params["path_id"]
-        json_mode = _wants_json(request)
-        warnings = [] if json_mode else [f"no Accept: {MEDIA_TYPE} header; the gateway answers in its legacy form"]
-        pairs = _form_pairs(await request.body())
-        login, serial = "", str(uuid.uuid4())
-        try:
-            fault: FaultHook | None = request.app.state.fault_hook
-            if fault is not None:
-                await fault(request, op)
-            call = accept(engine, request, op, path_id, by_group, pairs, warnings, serial)
-            login = call.merchant.login
-            body, status = render.result_body(engine, engine.handle(call), call, public_base(request)), 200
-        except SimError as error:
-            body, status = render.error_body(serial, error), error.http_status
-        except Exception as exc:  # a bug: say so in the gateway's format, and log it
-            log.exception("simulator failure in %s", op.name)
-            body, status = render.error_body(serial, server_error(f"internal error: {exc.__class__.__name__}")), 500
-        login = login or _login_of(engine, path_id, by_group)
-        journal.record(
-            engine.store,
-            at=engine.clock.now(),
-            login=login,
-            operation=op.name,
-            path=request.url.path,
-            http_status=status,
-            body=body,
-            fields=pairs or [],
-            warnings=warnings,
-        )
-        return render.respond(json_mode, status, body)
+        raw = await request.body()  # whole and small: limits.BodyLimit read it
+        serial, gateway = str(uuid.uuid4()), pools.of(request).gateway
+        # parsing, checks, the engine and the journal: in the gateway's threads, never in the event loop
+        answered = await pools.run(gateway, answer, request, op, by_group, raw, serial, faults=True)
+        if isinstance(answered, float):  # a delay fault: wait here (no thread held), then answer
+            await asyncio.sleep(answered)
+            answered = await pools.run(gateway, answer, request, op, by_group, raw, serial, faults=False)
+        assert isinstance(answered, Response)
+        return answered
 
     handler.__name__ = f"{op.name}{'_group' if by_group else ''}"
     return handler
+
+
+def answer(
+    request: Request, op: Operation, by_group: bool, raw: bytes, serial: str, *, faults: bool
+) -> Response | float:
+    """parse -> check -> engine -> render, journaled; first the fault plans (``faults``): a delay is returned."""
+    engine: Engine = request.app.state.engine
+    path_id: str = request.path_params["path_id"]
+    json_mode = _wants_json(request)
+    warnings = [] if json_mode else [f"no Accept: {MEDIA_TYPE} header; the gateway answers in its legacy form"]
+    pairs: list[tuple[str, str]] = []
+    login = ""
+    try:
+        fault: FaultHook | None = request.app.state.fault_hook if faults else None
+        if fault is not None and (delay := fault(request, op)) > 0:
+            return delay
+        pairs = limits.parse_form(raw)
+        call = accept(engine, request, op, path_id, by_group, pairs, warnings, serial)
+        login = call.merchant.login
+        body, status = render.result_body(engine, engine.handle(call), call, public_base(request)), 200
+    except SimError as error:
+        body, status = render.error_body(serial, error), error.http_status
+    except Exception as exc:  # a bug: say so in the gateway's format, and log it
+        log.exception("simulator failure in %s", op.name)
+        body, status = render.error_body(serial, server_error(f"internal error: {exc.__class__.__name__}")), 500
+    login = login or _login_of(engine, path_id, by_group)
+    line = journal.entry(
+        at=engine.clock.now(),
+        login=login,
+        operation=op.name,
+        path=request.url.path,
+        http_status=status,
+        body=body,
+        fields=pairs,
+        warnings=warnings,
+    )
+    request.app.state.journal.record(line)
+    return render.respond(json_mode, status, body)
 
 
 def _login_of(engine: Engine, path_id: str, by_group: bool) -> str:

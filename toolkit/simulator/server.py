@@ -7,6 +7,7 @@ with SimulatorServer() as sim:
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import threading
 from pathlib import Path
@@ -17,8 +18,27 @@ import uvicorn
 from toolkit.config import GatewayConfig, simulator_config
 from toolkit.simcontrol import SimulatorControl
 from toolkit.simulator.app import create_app
+from toolkit.simulator.connections import uvicorn_config
+from toolkit.simulator.destinations import is_loopback
+from toolkit.simulator.journal import Journal
 from toolkit.simulator.settings import SimulatorSettings, default_settings
 from toolkit.simulator.store import Store
+
+log = logging.getLogger("gatekit.simulator")
+
+
+def exposed_warning(host: str, port: int, settings: SimulatorSettings) -> str:
+    """What binding a non-loopback address means, for the person who started the simulator."""
+    control = (
+        "the control API (/_sim/) needs the control token"
+        if settings.control_token
+        else "the control API (/_sim/) still answers this machine only (--control-token opens it)"
+    )
+    public = settings.public_url or "the address each client connected to (set --public-url behind NAT or a proxy)"
+    return (
+        f"the simulator listens on {host}:{port}, reachable from other machines: anyone who can reach it "
+        f"can use the demo merchant's published keys; {control}; addresses handed out use {public}"
+    )
 
 
 class _Server(uvicorn.Server):
@@ -59,26 +79,37 @@ class SimulatorServer:
         self._socket.bind((host, port))
         self.port = self._socket.getsockname()[1]
         self._ready = threading.Event()
-        config = uvicorn.Config(self.app, log_level=log_level, lifespan="on", access_log=False)
-        self._server = _Server(config, self._ready)
+        self._server = _Server(uvicorn_config(self.app, self.settings, log_level=log_level), self._ready)
         self.app.state.transport_finder = self._transport_of
+        self.app.state.destinations.own_ports.add(self.port)  # a callback to the simulator itself is refused
         self._thread: threading.Thread | None = None
+        if not is_loopback(host):
+            log.warning(exposed_warning(host, self.port, self.settings))
+
+    @property
+    def journal(self) -> Journal:
+        """The request journal (``entries(login=..., limit=...)``)."""
+        journal: Journal = self.app.state.journal
+        return journal
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/paynet"
+        return f"{self.root_url}/paynet"
 
     @property
     def root_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        """Where this process reaches the simulator (``public_url`` is what it hands out to others)."""
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
 
     def client_config(self, **overrides: Any) -> GatewayConfig:
         """The demo merchant's client configuration for this simulator."""
         return simulator_config(self.base_url).with_overrides(**overrides)
 
     def control(self, **options: Any) -> SimulatorControl:
-        """A client of this simulator's control API (``/_sim/``)."""
-        return SimulatorControl(self.root_url, **options)
+        """A client of this simulator's control API (``/_sim/``), with its control token if it has one."""
+        token = self.settings.control_token
+        return SimulatorControl(self.root_url, **{"token": token.reveal() if token else None, **options})
 
     def _transport_of(self, client: tuple[str, int]) -> asyncio.BaseTransport | None:
         """The connection of a client address, for the ``drop`` fault (ASGI itself cannot abort one)."""

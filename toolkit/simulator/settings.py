@@ -7,6 +7,12 @@
     callback_timeout = 5.0             # seconds to wait for the merchant's answer
     settlement_after = 86400           # approved sales and captures settle after this many seconds
     challenge_timeout = 900            # a 3-D Secure result not uploaded by then declines
+    max_body_bytes = 65536             # a bigger request body is refused with 413
+    request_timeout = 10.0             # seconds to receive a whole request (idle, slow headers, slow body)
+    journal_size = 10000               # journal entries kept in memory (a ring); with --db: rows kept
+    journal_retention = 604800         # with --db: journal rows older than this many seconds are dropped
+    callback_hosts = ["hooks.acme.example", "10.0.0.5:9000"]  # callback hosts besides loopback
+    public_url = "http://sim.example:8080"  # the base of addresses handed out (default: the socket's own)
 
     lenient = false                   # true: forgive what the production gateway refuses (journal warns)
 
@@ -30,6 +36,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -70,6 +77,14 @@ class SimulatorSettings:
     challenge_timeout: float = 900.0
     method_timeout: float = 10.0  # spec section 8
     lenient: bool = False  # forgive what the production gateway refuses (with a journal warning)
+    # The simulator as a network service (issue 9): limits, timeouts, the journal, callbacks, addresses.
+    max_body_bytes: int = 65536
+    request_timeout: float = 10.0
+    journal_size: int = 10_000
+    journal_retention: float = 7 * 86400.0
+    callback_hosts: tuple[str, ...] = ()
+    public_url: str = ""
+    control_token: Secret | None = field(default=None, repr=False, compare=False)  # --control-token only
 
     def is_lenient(self, merchant: Merchant) -> bool:
         """Whether requests of ``merchant`` are checked leniently (its own setting wins)."""
@@ -105,7 +120,9 @@ MERCHANT_SETTINGS = (
     "currency",
     "lenient",
 )
-SIMULATOR_SETTINGS = tuple(name for name in SimulatorSettings.__dataclass_fields__ if name != "merchants")
+SIMULATOR_SETTINGS = tuple(
+    name for name in SimulatorSettings.__dataclass_fields__ if name not in ("merchants", "control_token")
+)
 
 
 def _unknown(where: str, table: dict[str, Any], known: tuple[str, ...]) -> None:
@@ -168,22 +185,68 @@ def _seconds(where: str, name: str, value: Any) -> float:
     return value
 
 
+def _count(where: str, name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SettingsError(f"{where}: {name} must be a whole number >= 1, got {value!r}")
+    return value
+
+
+def _positive(where: str, name: str, value: Any) -> float:
+    if _seconds(where, name, value) <= 0:
+        raise SettingsError(f"{where}: {name} must be a number of seconds > 0, got {value!r}")
+    return float(value)
+
+
+def _flag(where: str, name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise SettingsError(f"{where}: {name} must be true or false, got {value!r}")
+    return value
+
+
+def _retry(where: str, name: str, value: Any) -> tuple[float, ...]:
+    if not isinstance(value, list) or not value:
+        raise SettingsError(f"{where}: callback_retry must be a list of seconds, e.g. [1, 2, 4]")
+    return tuple(float(_seconds(where, name, item)) for item in value)
+
+
+def _hosts(where: str, name: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+        raise SettingsError(f'{where}: {name} must be a list of host names, e.g. ["hooks.acme.example"]')
+    return tuple(item.strip().lower() for item in value)
+
+
+def _public_url(where: str, name: str, value: Any) -> str:
+    problem = public_url_problem(value) if isinstance(value, str) else "must be a string"
+    if problem:
+        raise SettingsError(f"{where}: {name} {problem}")
+    return str(value).rstrip("/")
+
+
+def public_url_problem(value: str) -> str | None:
+    """Why ``value`` cannot be the simulator's public base URL (``http://host:port``), or None."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.query:
+        return f"must be an http(s) URL like http://sim.example:8080, got {value!r}"
+    if parts.path.rstrip("/"):
+        return f"must not have a path (the simulator serves /paynet under it), got {value!r}"
+    return None
+
+
+_PARSERS = {
+    "callback_retry": _retry,
+    "lenient": _flag,
+    "max_body_bytes": _count,
+    "journal_size": _count,
+    "request_timeout": _positive,
+    "callback_hosts": _hosts,
+    "public_url": _public_url,
+}
+
+
 def _simulator(table: dict[str, Any], where: str) -> dict[str, Any]:
-    """The [simulator] table, checked: known names, numbers of seconds (callback_retry: a list of them)."""
+    """The [simulator] table, checked: known names, numbers of seconds unless ``_PARSERS`` says otherwise."""
     _unknown(where, table, SIMULATOR_SETTINGS)
-    values: dict[str, Any] = {}
-    for name, value in table.items():
-        if name == "callback_retry":
-            if not isinstance(value, list) or not value:
-                raise SettingsError(f"{where}: callback_retry must be a list of seconds, e.g. [1, 2, 4]")
-            values[name] = tuple(float(_seconds(where, name, item)) for item in value)
-        elif name == "lenient":
-            if not isinstance(value, bool):
-                raise SettingsError(f"{where}: lenient must be true or false, got {value!r}")
-            values[name] = value
-        else:
-            values[name] = _seconds(where, name, value)
-    return values
+    return {name: _PARSERS.get(name, _seconds)(where, name, value) for name, value in table.items()}
 
 
 def load_settings(path: Path | None) -> SimulatorSettings:

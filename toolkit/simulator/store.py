@@ -93,7 +93,7 @@ def row_id(text: str) -> int | None:
     Only ASCII digits count (``str.isdigit`` also accepts ``²``, which ``int`` refuses), and
     nothing above SQLite's largest integer (binding one raises OverflowError).
     """
-    if not (text.isascii() and text.isdigit()):
+    if not (text.isascii() and text.isdigit()) or len(text) > 19:  # int() of 5000 digits raises ValueError
         return None
     value = int(text)
     return value if value <= MAX_ROW_ID else None

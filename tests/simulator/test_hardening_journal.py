@@ -1,0 +1,66 @@
+"""The bounded journal (issue 9, item 3): a ring in memory, SQLite with retention with ``--db``,
+entries cut to size, and a byte budget for the memory ring."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from toolkit.client import GatewayClient
+from toolkit.errors import ApiError
+from toolkit.simulator import SimulatorServer
+from toolkit.simulator.settings import default_settings
+
+
+def test_the_memory_journal_keeps_the_last_entries_only(client_for):
+    with SimulatorServer(default_settings(journal_size=20)) as small, client_for(small) as client:
+        for _ in range(30):
+            _status(client)
+        lines = small.journal.entries(limit=1000)
+    assert len(lines) == 20 and [line["id"] for line in lines] == list(range(11, 31))
+
+
+def test_journal_entries_are_cut_to_size(server: SimulatorServer, post):
+    answer = post("/api/v2/sale/1001", {"order_desc": "d" * 10_000, **{f"x{i}": "v" for i in range(150)}})
+    line = next(e for e in server.journal.entries(limit=100) if e["serial"] == answer.json()["serial-number"])
+    assert line["fields"]["order_desc"] == "d" * 256 + "... (10000 characters)"
+    assert len(line["fields"]) == 101 and line["fields"]["..."] == "51 more fields not kept"
+    assert len(json.dumps(line)) < 10_000
+
+
+def test_the_memory_journal_has_a_byte_budget():
+    from toolkit.simulator.journal import MemoryJournal, entry
+
+    journal = MemoryJournal(size=10_000, budget=100_000)
+    fat = [(f"f{i}", "v" * 256) for i in range(100)]
+    for _ in range(50):
+        journal.record(
+            entry(at=0, login="", operation="sale", path="/", http_status=400, body={}, fields=fat, warnings=[])
+        )
+    assert journal.bytes <= 100_000 and 1 <= len(journal.entries(limit=100)) < 50
+
+
+def test_the_sqlite_journal_keeps_its_size_and_retention(tmp_path: Path, client_for):
+    settings = default_settings(journal_size=50, journal_retention=3600)
+    with SimulatorServer(settings, db=tmp_path / "sim.db") as sim, client_for(sim) as client:
+        for _ in range(260):
+            _status(client)
+        kept = sim.store.one("SELECT COUNT(*) AS n FROM journal")
+        assert kept is not None and 50 <= kept["n"] < 150
+        sim.control().advance_clock(7200)
+        _status(client)
+        assert sim.store.one("SELECT COUNT(*) AS n FROM journal") == {"n": 1}
+
+
+def _status(client: GatewayClient) -> None:
+    with contextlib.suppress(ApiError):  # an unknown order: the refusal is journaled all the same
+        client.status(client_orderid="inv-1")
+
+
+@pytest.fixture
+def client_for() -> Callable[[SimulatorServer], GatewayClient]:
+    return lambda sim: GatewayClient(sim.client_config())

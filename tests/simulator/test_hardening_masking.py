@@ -1,0 +1,57 @@
+"""Card data never stored or echoed by the simulator (issue 9, item 4, the simulator's side).
+
+A CVV under any CVV-like name is never journaled; a failed OAuth check shows its base string with
+card data masked, whatever the field is called; a card number typed into another field is masked
+in answers and in the journal.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from toolkit import demo, signing
+from toolkit.operations import get_operation
+from toolkit.simulator import SimulatorServer
+from toolkit.testdata import sale_fields
+
+PAN = "4538977399606732"
+
+
+def journal_line(server: SimulatorServer, serial: str) -> dict[str, object]:
+    return next(line for line in server.journal.entries(limit=1000) if line["serial"] == serial)
+
+
+@pytest.mark.parametrize("name", ["cvv", "CVV2", "cvc", "card_cvv", "Card-CVC"])
+def test_a_cvv_under_any_name_is_never_journaled(server: SimulatorServer, post, with_control, name):
+    fields = {k: v for k, v in with_control("sale", sale_fields()).items() if k != "cvv2" or name == "cvv"}
+    fields[name] = "987"
+    answer = post("/api/v2/sale/1001", fields)
+    line = journal_line(server, answer.json()["serial-number"])
+    assert line["fields"][name] == "***"  # type: ignore[index]
+    assert '"987"' not in json.dumps(line) and "=987" not in json.dumps(line)
+
+
+def test_a_failed_oauth_check_shows_a_masked_base_string(server: SimulatorServer, post):
+    op = get_operation("payout")
+    pairs = {"client_orderid": "p-1", "amount": "1.00", "currency": "EUR", "destination_card_no": PAN, "cvv": "432"}
+    oauth = signing.make_oauth_params(demo.LOGIN, op.auth.value)
+    header = signing.authorization_header(oauth, "d3Jvbmc=")
+    answer = post("/api/v2/payout/1001", pairs, headers={"Authorization": header})
+    assert answer.status_code == 401
+    message = answer.json()["error-message"]
+    assert "oauth_signature does not verify" in message
+    assert PAN not in message and "432" not in message
+    assert "destination_card_no%3D453897******6732" in message and "cvv%3D***" in message
+    line = journal_line(server, answer.json()["serial-number"])
+    assert PAN not in json.dumps(line) and "432" not in json.dumps(line)
+
+
+@pytest.mark.parametrize("field", ["email", "client_orderid", "order_desc"])
+def test_a_card_number_typed_into_another_field_is_masked(server: SimulatorServer, post, with_control, field):
+    answer = post("/api/v2/sale/1001", with_control("sale", sale_fields(**{field: PAN})))
+    line = journal_line(server, answer.json()["serial-number"])
+    assert PAN not in json.dumps(line)
+    assert PAN not in answer.text or field == "client_orderid"  # merchant-order-id echoes it to its sender
+    assert line["fields"][field] == "453897******6732"  # type: ignore[index]

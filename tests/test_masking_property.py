@@ -1,0 +1,177 @@
+"""Property: no output path carries a generated card number or CVV (issue 9, item 4).
+
+Hypothesis makes Luhn-valid card numbers of 13 to 19 digits (whole, or grouped by spaces or
+dashes) and CVVs under CVV-like names, puts them in any field, amid any text, and sends them
+through every path that writes what it was given: masking itself, exchange records and curl
+commands, OAuth base strings, client and simulator errors, the simulator's journal and delivery
+log, argparse's errors.  None may show the number or the CVV.
+"""
+
+from __future__ import annotations
+
+import io
+from contextlib import redirect_stderr
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from toolkit import cli
+from toolkit.errors import GatewayError
+from toolkit.exchange import Exchange
+from toolkit.masking import mask_base_string, mask_fields, mask_text
+from toolkit.signing import OAuthParams, signature_base_string
+from toolkit.simulator.delivery import Delivery
+from toolkit.simulator.errors import SimError
+from toolkit.simulator.journal import entry
+
+SEPARATORS = " /:,;&?()[]{}<>'\"|\n\t"
+CVV_BASES = ["cvv", "cvv2", "cvc", "cvc2", "cvn", "card_cvv", "cardCvv", "cvv_code", "security_code"]
+
+
+def _luhn_digit(body: str) -> str:
+    total = 0
+    for index, char in enumerate(reversed(body)):
+        digit = int(char)
+        if index % 2 == 0:
+            digit = digit * 2 - 9 if digit > 4 else digit * 2
+        total += digit
+    return str((10 - total % 10) % 10)
+
+
+@st.composite
+def pans(draw: st.DrawFn) -> str:
+    length = draw(st.integers(13, 19))
+    body = draw(st.text("0123456789", min_size=length - 1, max_size=length - 1))
+    return body + _luhn_digit(body)
+
+
+def written(pan: str, style: str) -> str:
+    """The number as a person might type it: whole, or in groups of four (Amex: 4-6-5)."""
+    if style == "whole":
+        return pan
+    sep = " " if style == "spaces" else "-"
+    if len(pan) == 15:
+        return sep.join((pan[:4], pan[4:10], pan[10:]))
+    return sep.join(pan[i : i + 4] for i in range(0, len(pan), 4))
+
+
+@st.composite
+def cvv_names(draw: st.DrawFn) -> str:
+    base = draw(st.sampled_from(CVV_BASES))
+    cased = "".join(c.upper() if draw(st.booleans()) else c for c in base)
+    prefix = draw(st.sampled_from(["", "card_", "Card-", "x_"]))
+    return prefix + cased
+
+
+words = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
+field_names = st.from_regex(r"[a-z][a-z0-9_\-]{0,20}", fullmatch=True).filter(lambda n: "cv" not in n.lower())
+
+
+@st.composite
+def typed_pans(draw: st.DrawFn) -> tuple[str, str]:
+    """(the bare number, the text that carries it: number amid words, as a token)."""
+    pan = draw(pans())
+    shown = written(pan, draw(st.sampled_from(["whole", "whole", "spaces", "dashes"])))
+    before, after = draw(words), draw(words)
+    assume(not carries_pan(before + " " + after, pan))  # the words are not another copy of it (glued to digits)
+    left, right = draw(st.sampled_from(SEPARATORS)), draw(st.sampled_from(SEPARATORS))
+    return pan, f"{before}{left}{shown}{right}{after}"
+
+
+def carries_pan(text: str, pan: str) -> bool:
+    """The number whole, or in its groups with any separator a text may carry (encoded ones too)."""
+    groups = written(pan, "spaces").split(" ")
+    separators = (" ", "-", "+", "%20", "%2520", "%2D", "%252D")
+    return pan in text or any(sep.join(groups) in text for sep in separators)
+
+
+def carries_cvv(text: str, name: str, cvv: str) -> bool:
+    shapes = (f"{name}={cvv}", f"{name}%3D{cvv}", f"{name}%253D{cvv}", f'"{name}": "{cvv}"', f"'{name}': '{cvv}'")
+    return any(shape in text for shape in shapes)
+
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(typed_pans())
+def test_free_text_never_carries_a_card_number(typed):
+    pan, text = typed
+    assert not carries_pan(mask_text(text), pan)
+
+
+@SETTINGS
+@given(typed_pans(), field_names, cvv_names(), st.text("0123456789", min_size=3, max_size=4))
+def test_fields_records_and_curl_never_carry_card_data(typed, name, cvv_name, cvv):
+    pan, text = typed
+    fields = [(name, text), (cvv_name, cvv), ("amount", "1.00")]
+    masked = mask_fields(fields)
+    assert masked[cvv_name] == "***" and not carries_pan(str(masked), pan)
+    exchange = Exchange.capture(
+        operation="sale",
+        method="POST",
+        url=f"https://gw.example/paynet/api/v2/sale/1?{name}={pan}&{cvv_name}={cvv}",
+        headers={"X-Trace": text},
+        fields=fields,
+        status_code=400,
+        response_headers={"Location": f"https://m.example/?pan={pan}"},
+        response_body=f'{{"error-message": "{text}", "{cvv_name}": "{cvv}"}}',
+        elapsed=0.1,
+        signature=None,
+        error=text,
+    )
+    out = repr(exchange) + exchange.as_curl()
+    assert not carries_pan(out, pan) and not carries_cvv(out, cvv_name, cvv)
+
+
+@SETTINGS
+@given(typed_pans(), field_names, cvv_names(), st.text("0123456789", min_size=3, max_size=4))
+def test_base_strings_and_errors_never_carry_card_data(typed, name, cvv_name, cvv):
+    pan, text = typed
+    oauth = OAuthParams("login", "HMAC-SHA1", "1700000000", "nonce")
+    base = signature_base_string("POST", "https://gw.example/paynet", [(name, text), (cvv_name, cvv)], oauth)
+    shown = mask_base_string(base)
+    assert not carries_pan(shown, pan) and not carries_cvv(shown, cvv_name, cvv)
+    for error in (GatewayError(f"{name}: {text!r} is wrong", operation="sale"), SimError(f"{name}: {text}")):
+        assert not carries_pan(str(error), pan)
+
+
+@SETTINGS
+@given(typed_pans(), field_names, cvv_names(), st.text("0123456789", min_size=3, max_size=4))
+def test_the_journal_and_the_delivery_log_never_carry_card_data(typed, name, cvv_name, cvv):
+    pan, text = typed
+    line = entry(
+        at=0.0,
+        login="m",
+        operation="sale",
+        path="/paynet/api/v2/sale/1",
+        http_status=400,
+        body={"type": "validation-error", "error-message": f"{name}: {text}"},
+        fields=[(name, text), (cvv_name, cvv), ("client_orderid", text)],
+        warnings=[f"field {name} has blanks: {text}"],
+    )
+    assert not carries_pan(str(line), pan) and line["fields"][cvv_name] == "***"
+    row = {
+        "id": 1,
+        "orderid": 1,
+        "login": "m",
+        "url": f"http://127.0.0.1:9/cb?{name}={text}&{cvv_name}={cvv}",
+        "state": "failed",
+        "attempts": 1,
+        "next_at": 0.0,
+        "created_at": 0.0,
+        "params": '{"status": "approved"}',
+    }
+    view = str(Delivery._view(row, [{"error": mask_text(f"ConnectionError: {text}")}]))
+    assert not carries_pan(view, pan) and not carries_cvv(view, cvv_name, cvv)
+
+
+@settings(max_examples=40, deadline=None)
+@given(typed_pans(), field_names, cvv_names(), st.text("0123456789", min_size=3, max_size=4))
+def test_argparse_errors_never_carry_card_data(typed, name, cvv_name, cvv):
+    pan, _ = typed
+    err = io.StringIO()
+    with redirect_stderr(err), pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["call", "sale", "--bogus", f"{name}={pan}", f"{cvv_name}={cvv}"])
+    assert not carries_pan(err.getvalue(), pan) and not carries_cvv(err.getvalue(), cvv_name, cvv)

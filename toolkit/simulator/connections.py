@@ -1,0 +1,100 @@
+"""Connections: how long the simulator waits for a request, and how many connections it keeps.
+
+uvicorn closes a keep-alive connection that stays idle after an answer (``timeout_keep_alive``),
+but it waits for ever for the first request of a connection, for headers sent a byte at a time
+(slowloris) and for a body that never ends.  ``GuardedH11Protocol`` gives every request
+``request_timeout`` seconds, from the moment the connection is ready for it to its last body
+byte; a connection that misses it is closed (with ``408 Request Timeout`` when part of a request
+came).  Time spent answering (a long-poll, a delay fault) does not count.  Beyond
+``MAX_CONNECTIONS`` uvicorn answers 503.
+
+    config = uvicorn_config(app, settings)   # what SimulatorServer and the benchmarks run
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from toolkit.simulator.settings import SimulatorSettings
+
+MAX_CONNECTIONS = 1024
+KEEP_ALIVE = 5  # seconds an idle keep-alive connection stays open (uvicorn's default)
+_TIMEOUT_TEXT = b"the request did not arrive in time (request_timeout): connection closed\n"
+_TIMEOUT_ANSWER = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
+    b"content-length: %d\r\n\r\n%s" % (len(_TIMEOUT_TEXT), _TIMEOUT_TEXT)
+)
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with a deadline for receiving each request."""
+
+    request_timeout = 10.0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        self._deadline: asyncio.TimerHandle | None = None
+        self._partial = False
+        super().connection_made(transport)
+        self._follow()
+
+    def data_received(self, data: bytes) -> None:
+        self._partial = True
+        super().data_received(data)
+        self._follow()
+
+    def on_response_complete(self) -> None:
+        self._stop_clock()  # a new request, a new deadline
+        self._partial = False
+        super().on_response_complete()
+        self._follow()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_clock()
+        super().connection_lost(exc)
+
+    def _follow(self) -> None:
+        """The clock runs while a request is awaited or arriving; it stops once the request is whole."""
+        cycle = self.cycle
+        waiting = cycle is None or cycle.response_complete or cycle.more_body
+        if waiting and self._deadline is None and not self.transport.is_closing():
+            self._deadline = self.loop.call_later(self.request_timeout, self._too_slow)
+        elif not waiting:
+            self._stop_clock()
+
+    def _stop_clock(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _too_slow(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        cycle = self.cycle
+        if self._partial and (cycle is None or cycle.response_complete or not cycle.response_started):
+            self.transport.write(_TIMEOUT_ANSWER)
+        if cycle is not None and not cycle.response_complete:
+            cycle.disconnected = True
+            cycle.message_event.set()
+        self.transport.close()
+
+
+def protocol_class(request_timeout: float) -> type[GuardedH11Protocol]:
+    return type("GuardedH11Protocol", (GuardedH11Protocol,), {"request_timeout": request_timeout})
+
+
+def uvicorn_config(app: Any, settings: SimulatorSettings, *, log_level: str = "warning") -> uvicorn.Config:
+    """The server settings of a simulator: guarded connections, a connection limit, no access log."""
+    return uvicorn.Config(
+        app,
+        http=protocol_class(settings.request_timeout),
+        log_level=log_level,
+        lifespan="on",
+        access_log=False,
+        limit_concurrency=MAX_CONNECTIONS,
+        timeout_keep_alive=KEEP_ALIVE,
+    )

@@ -1,0 +1,135 @@
+"""Limits on what one request may cost: the body's size, the number and length of its fields.
+
+- ``BodyLimit`` (ASGI middleware) reads every request body before the app sees it, up to
+  ``max_body_bytes`` (64 KB by default, ``[simulator] max_body_bytes`` or ``--max-body``).  A bigger
+  body, announced or streamed, is answered ``413`` in the format of the area addressed: the
+  gateway's (``type=validation-error``, ``error-code`` 6) under ``/paynet/api/``, JSON under
+  ``/_sim/``, an HTML page elsewhere.  What the client still sends is read and dropped (up to
+  ``LINGER_BYTES``) so that it sees the answer instead of a reset connection.
+- ``parse_form`` splits a gateway form body: at most ``MAX_FIELDS`` fields, names of at most
+  ``MAX_NAME_LENGTH`` and values of at most ``MAX_VALUE_LENGTH`` characters (the catalogue's own
+  lengths are checked later, field by field).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from urllib.parse import parse_qsl
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from toolkit.simulator import render, urls
+from toolkit.simulator.errors import SimError, field_error
+from toolkit.wire import LEGACY_TYPE, MEDIA_TYPE, encode_json, encode_legacy
+
+MAX_FIELDS = 200
+MAX_NAME_LENGTH = 64
+MAX_VALUE_LENGTH = 16_384
+LINGER_BYTES = 16 * 1024 * 1024  # read and dropped after a 413, so the client can read the answer
+BODY_CODE = "6"  # error-code of a faulty request body (toolkit.simulator.errors)
+
+
+def parse_form(raw: bytes) -> list[tuple[str, str]]:
+    """The name=value pairs of a form body; a SimError that names the rule when the body breaks one."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SimError("the request body is not UTF-8 form data", code=BODY_CODE) from None
+    try:
+        pairs = parse_qsl(text, keep_blank_values=True, max_num_fields=MAX_FIELDS)
+    except ValueError:
+        raise SimError(f"the request body has more than {MAX_FIELDS} fields", code=BODY_CODE) from None
+    for name, value in pairs:
+        if len(name) > MAX_NAME_LENGTH:
+            raise field_error(f"a field name of {len(name)} characters ({name[:20]}...); at most {MAX_NAME_LENGTH}")
+        if len(value) > MAX_VALUE_LENGTH:
+            raise field_error(f"{name}: a value of {len(value)} characters; at most {MAX_VALUE_LENGTH}")
+    return pairs
+
+
+class BodyLimit:
+    """Reads each request body whole (it is small) before the app runs; 413 beyond ``limit`` bytes."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _content_length(scope)
+        if declared is not None and declared > self.limit:
+            await _refuse(scope, receive, send, f"{declared} bytes", self.limit, linger=declared <= LINGER_BYTES)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return  # the client went away (or was too slow): nobody to answer
+            size += len(message.get("body", b""))
+            if size > self.limit:
+                await _refuse(scope, receive, send, f"more than {self.limit} bytes", self.limit, linger=True)
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        await self.app(scope, _replay(b"".join(chunks), receive), send)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """The body in one message, then the real channel (a disconnect, for long-polls that watch for one)."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            text = value.decode("latin-1").strip()
+            return int(text) if text.isdigit() and len(text) < 19 else None
+    return None
+
+
+async def _refuse(scope: Scope, receive: Receive, send: Send, size: str, limit: int, *, linger: bool) -> None:
+    if linger:
+        await _drain(receive)
+    status, headers, body = _too_large(scope, size, limit)
+    headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _drain(receive: Receive) -> None:
+    """Read what the client still sends (up to LINGER_BYTES) and drop it."""
+    dropped = 0
+    while dropped <= LINGER_BYTES:
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return
+        dropped += len(message.get("body", b""))
+
+
+def _too_large(scope: Scope, size: str, limit: int) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    path: str = scope["path"]
+    message = f"a request body of {size} is refused: the simulator takes at most {limit} bytes (max_body_bytes)"
+    if path.startswith(urls.PAGE_ROOT + "/api/"):
+        fields = render.error_body(str(uuid.uuid4()), SimError(message, http_status=413, code=BODY_CODE))
+        if any(name == b"accept" and MEDIA_TYPE.encode() in value for name, value in scope["headers"]):
+            return 413, [(b"content-type", MEDIA_TYPE.encode())], encode_json(fields).encode()
+        return 413, [(b"content-type", LEGACY_TYPE.encode())], encode_legacy(fields).encode()  # 413 here too
+    if path.startswith("/_sim/"):
+        body = json.dumps({"error": f"body: {message}", "field": "body"}).encode()
+        return 413, [(b"content-type", b"application/json")], body
+    page = f"<!doctype html><title>Request too large</title><p id='page-error'>{message.capitalize()}.</p>".encode()
+    return 413, [(b"content-type", b"text/html; charset=utf-8")], page
