@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -75,9 +76,9 @@ class BrowserPayer:
         from selenium.webdriver.support import expected_conditions
         from selenium.webdriver.support.ui import WebDriverWait
 
-        return WebDriverWait(self.driver, self.wait).until(
-            expected_conditions.presence_of_element_located((By.ID, element_id))
-        )
+        wait = WebDriverWait(self.driver, self.wait)
+        wait.until(lambda driver: driver.execute_script("return document.readyState") == "complete")
+        return wait.until(expected_conditions.presence_of_element_located((By.ID, element_id)))
 
     def open(self, url: str) -> None:
         self.driver.get(url)
@@ -101,11 +102,25 @@ class BrowserPayer:
         WebDriverWait(self.driver, self.wait).until(expected_conditions.staleness_of(element))
 
     def answer_challenge(self, password: str = CHALLENGE_PASSWORD) -> None:
-        """Type the password on the ACS page (2.x challenge or 1.0.2) and submit it."""
-        field = self._element("password")
-        field.send_keys(password)
-        button = "submit-challenge" if self.driver.find_elements("id", "submit-challenge") else "submit-acs"
-        self._element(button).click()
+        """Type the password on the ACS page (2.x challenge or 1.0.2) and submit it.
+
+        The ACS page may still be replacing an auto-submitting page when it is first found: an element
+        that went stale meanwhile is looked up again, until the wait's deadline.
+        """
+        from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                field = self._element("password")
+                field.send_keys(password)
+                button = "submit-challenge" if self.driver.find_elements("id", "submit-challenge") else "submit-acs"
+                self._element(button).click()
+                break
+            except (StaleElementReferenceException, WebDriverException) as exc:
+                stale = isinstance(exc, StaleElementReferenceException) or "does not belong" in str(exc)
+                if not stale or time.monotonic() > deadline:
+                    raise
         self._left(field)
 
     def field_errors(self) -> dict[str, str]:
