@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from toolkit.auth import SignatureTrace
 from toolkit.fields import FIELDS
@@ -33,6 +34,7 @@ class Exchange:
     elapsed: float = 0.0
     signature: SignatureTrace | None = None
     error: str | None = None
+    at: datetime | None = None  # when the request left (UTC); None in records made by hand
 
     @classmethod
     def capture(
@@ -63,6 +65,7 @@ class Exchange:
             elapsed=elapsed,
             signature=signature.masked() if signature is not None else None,
             error=error,
+            at=datetime.now(UTC) - timedelta(seconds=elapsed),
         )
 
     def as_curl(self) -> str:

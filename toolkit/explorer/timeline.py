@@ -62,12 +62,20 @@ def decoded_answer(exchange: Exchange) -> dict[str, str]:
         return {"body": exchange.response_body}
 
 
-def exchange_event(exchange: Exchange, at: datetime) -> Event:
-    """A request (or a status poll) as an event, summarised from its masked record."""
+def exchange_ids(exchange: Exchange) -> tuple[frozenset[str], str]:
+    """The gateway's orderid values an exchange names (sent or answered) and the merchant's client_orderid."""
     sent = dict(exchange.request_fields)
     answer = decoded_answer(exchange)
     orderids = frozenset(filter(None, (sent.get("orderid", ""), answer.get("paynet-order-id", ""))))
     client_orderid = sent.get("client_orderid") or sent.get("client-order-id") or answer.get("merchant-order-id", "")
+    return orderids, client_orderid
+
+
+def exchange_event(exchange: Exchange, at: datetime) -> Event:
+    """A request (or a status poll) as an event, summarised from its masked record."""
+    sent = dict(exchange.request_fields)
+    answer = decoded_answer(exchange)
+    orderids, client_orderid = exchange_ids(exchange)
     if exchange.status_code is None:
         said = f"no answer ({exchange.error})"
     elif exchange.operation == "status" and answer.get("status"):
