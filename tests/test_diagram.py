@@ -104,8 +104,8 @@ def test_a_payout_has_no_payer_lanes(sim: GatewaySession):
 
 
 def test_a_refused_callback_and_its_retry(sim: GatewaySession):
+    sim.receiver.fail_next(1, status=500)  # before the sale: its callback leaves at once
     order = sim.merchant.pay("sale", card_for("approved"), Decimal("3.00"))
-    sim.receiver.fail_next(1, status=500)
     assert sim.control is not None
     sim.control.wait_for_callbacks(order.orderid, attempts=1)
     sim.control.advance_clock(1)  # the first retry is due one second later on the simulator's clock

@@ -10,10 +10,10 @@ from collections.abc import Iterable, Sequence
 
 from toolkit.callbacks import Received
 from toolkit.diagram.model import Arrow, Lane, Tone, collapse, in_time_order, tone_of_status
+from toolkit.display.views import decoded_answer
 from toolkit.exchange import Exchange
 from toolkit.masking import mask_text
 from toolkit.payer_visits import Visit
-from toolkit.wire import DecodeError, decode_response
 
 _MESSAGE = 60  # characters of an error message kept on an arrow
 PARTY_LANES: dict[str, Lane] = {"gateway": "gateway", "acs": "acs", "merchant": "endpoint"}
@@ -21,15 +21,6 @@ PARTY_LANES: dict[str, Lane] = {"gateway": "gateway", "acs": "acs", "merchant": 
 
 def _short(text: str, limit: int = _MESSAGE) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _answer(exchange: Exchange) -> dict[str, str]:
-    if not exchange.response_body:
-        return {}
-    try:
-        return decode_response(exchange.response_body)
-    except DecodeError:
-        return {}
 
 
 def exchange_label(exchange: Exchange) -> str:
@@ -43,7 +34,7 @@ def exchange_outcome(exchange: Exchange) -> tuple[str, Tone]:
     """``HTTP 200 · approved``, ``HTTP 400 · validation-error: amount ...``, ``no answer``; and its tone."""
     if exchange.status_code is None:
         return mask_text(f"no answer: {_short(exchange.error or '')}"), "bad"
-    answer = _answer(exchange)
+    answer = decoded_answer(exchange)
     head = f"HTTP {exchange.status_code}"
     if answer.get("status"):
         payer = " (the payer must act)" if answer.get("html") or answer.get("redirect-to") else ""
@@ -59,7 +50,7 @@ def exchange_arrow(exchange: Exchange) -> Arrow:
     """The merchant's request to the gateway."""
     sent = dict(exchange.request_fields)
     outcome, tone = exchange_outcome(exchange)
-    orderid = sent.get("orderid") or _answer(exchange).get("paynet-order-id", "")
+    orderid = sent.get("orderid") or decoded_answer(exchange).get("paynet-order-id", "")
     return Arrow(
         "merchant", "gateway", exchange_label(exchange), outcome, tone, exchange.at, exchange.elapsed, 1, orderid
     )

@@ -12,8 +12,8 @@ from decimal import Decimal, InvalidOperation
 
 from toolkit.callbacks import Received
 from toolkit.client import LATER_TRANSACTIONS
+from toolkit.display.views import decoded_answer
 from toolkit.exchange import Exchange
-from toolkit.explorer.timeline import decoded_answer
 from toolkit.flows import Order
 from toolkit.models import Status, StatusResponse
 from toolkit.testdata.outcomes import is_three_ds_v1_card

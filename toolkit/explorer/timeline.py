@@ -17,8 +17,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from toolkit.callbacks import Received
+from toolkit.display.views import decoded_answer
 from toolkit.exchange import Exchange
-from toolkit.wire import DecodeError, decode_response
 
 EventKind = Literal["request", "poll", "callback", "redirect", "payer"]
 Listener = Callable[["Event"], None]
@@ -50,16 +50,6 @@ class Event:
     def time(self) -> str:
         """``14:03:07.125`` (UTC)."""
         return self.at.strftime("%H:%M:%S.") + f"{self.at.microsecond // 1000:03d}"
-
-
-def decoded_answer(exchange: Exchange) -> dict[str, str]:
-    """The decoded (masked) answer; an undecodable body as ``{"body": ...}``, no body as ``{}``."""
-    if not exchange.response_body:
-        return {}
-    try:
-        return decode_response(exchange.response_body)
-    except DecodeError:
-        return {"body": exchange.response_body}
 
 
 def exchange_ids(exchange: Exchange) -> tuple[frozenset[str], str]:
