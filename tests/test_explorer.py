@@ -204,7 +204,10 @@ def test_next_step_buttons_are_disabled_where_they_do_not_apply(panel: Explorer)
     panel.send_button.click()
     assert panel.step_buttons["capture"].disabled and panel.step_buttons["payout-pay"].disabled
     refusal = panel.model.run_step("capture").message
-    assert refusal == "capture does not apply to a sale; it takes: return, void, card ref + rebill"
+    assert refusal == (
+        "capture does not apply: capture applies to preauth or preauth_form, not to a sale; "
+        "it takes: return, void, card ref + rebill"
+    )
 
 
 def test_a_refused_step_shows_the_gateway_message(panel: Explorer):
@@ -286,3 +289,42 @@ def test_nothing_in_the_panel_shows_card_data_or_the_key(panel: Explorer):
     texts = "\n".join(seen)
     assert "453897******6732" in texts and "cvv2 ***" in plain(texts) and "RSA-SHA256" in texts
     assert leaks(texts) == []
+
+
+# --- next steps offered only where they apply ---------------------------------------------------
+
+
+def test_a_fully_captured_preauth_offers_return_and_void_not_capture(model: ExplorerModel):
+    model.select_operation("preauth")
+    model.set_value("amount", "30.00")
+    model.send()
+    assert model.next_steps() == ("capture", "return", "void")
+    model.run_step("capture", "")  # the whole amount
+    preauth = model.find(model.orders[0].orderid)
+    assert preauth is not None
+    assert model.next_steps(preauth) == ("return", "void")
+    assert model.why_not("capture", preauth) == "all of 30.00 EUR is captured"
+    model.select_order(preauth.key)
+    reversal = model.run_step("return", "10.00")  # a reversal of what was captured: the gateway approves it
+    assert reversal.ok and reversal.status is not None and reversal.status.transaction_type == "reversal"
+    assert model.next_steps(preauth) == ("return",)
+    assert model.why_not("void", preauth) == "10.00 EUR was returned: a void no longer applies (use return)"
+    model.select_order(preauth.key)
+    assert model.run_step("return", "").ok
+    assert model.next_steps(preauth) == ()
+    assert model.why_not("return", preauth) == "nothing left to return: 30.00 EUR charged, 30.00 EUR returned"
+
+
+def test_declined_voided_and_paid_orders_offer_nothing_more(model: ExplorerModel):
+    model.select_outcome("insufficient funds")
+    model.send()
+    assert model.next_steps() == ()
+    assert model.why_not("return").endswith("is declined, not approved")
+    model.select_outcome("approved")
+    model.send()
+    assert model.run_step("void").ok and model.next_steps() == ()
+    model.select_operation("payout_check")
+    model.send()
+    assert model.next_steps() == ("payout-pay",) and model.run_step("payout-pay").ok
+    model.select_order(model.orders[-2].key)
+    assert model.next_steps() == () and model.why_not("payout-pay").endswith("was paid already")

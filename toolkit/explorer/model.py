@@ -17,9 +17,9 @@ from toolkit.callbacks import CallbackTimeout
 from toolkit.client import LATER_TRANSACTIONS
 from toolkit.errors import ApiError, GatewayError, InvalidRequestError, WaitTimeout
 from toolkit.exchange import Exchange
-from toolkit.explorer import forms
+from toolkit.explorer import applicable, forms
 from toolkit.explorer.export import export_feature
-from toolkit.explorer.flowsteps import NEXT_STEPS, StepRunner
+from toolkit.explorer.flowsteps import STEPS, StepRunner
 from toolkit.explorer.history import Action, Result, Tracked
 from toolkit.explorer.payerflow import PayerFlow
 from toolkit.explorer.session import GatewaySession
@@ -215,8 +215,12 @@ class ExplorerModel:
         if isinstance(tracked.order.ack, FormResponse) and tracked.state is None:
             tracked.status = self.session.client.status(**tracked.status_query)
             return tracked.status
+        merchant = self.session.merchant
+        if not tracked.is_later and any(t.is_later and t.orderid == tracked.orderid for t in self.orders):
+            tracked.status = merchant.request_status(tracked.order)  # the order's status is its latest transaction's
+            return tracked.status
         try:
-            tracked.status = self.session.merchant.current_status(tracked.order)
+            tracked.status = merchant.current_status(tracked.order)
         except WaitTimeout as exc:  # the latest answer of the polls (``PollAttempt.response``), if any
             answers = [attempt.response for attempt in exc.attempts if attempt.response is not None]
             tracked.status = answers[-1] if answers else tracked.status
@@ -260,16 +264,28 @@ class ExplorerModel:
         return self._show(Result(f"payer on {tracked.label}", True, message, self._since(mark), tracked.status))
 
     def next_steps(self, tracked: Tracked | None = None) -> tuple[str, ...]:
-        """The next steps of the flow that apply to the order (capture, return, void, card ref + rebill, payout-pay)."""
+        """The next steps that can apply to the order now (capture, return, void, card ref + rebill, payout-pay):
+        by its kind and by what the explorer saw happen to it (``toolkit.explorer.applicable``)."""
         tracked = tracked or self.selected
-        return NEXT_STEPS.get(tracked.operation, ()) if tracked else ()
+        return applicable.next_steps(tracked, self.orders) if tracked else ()
+
+    def why_not(self, step: str, tracked: Tracked | None = None) -> str:
+        """Why ``step`` cannot apply to the selected order now ("" when it can)."""
+        tracked = tracked or self.require_selected()
+        return applicable.why_not(step, tracked, self.orders)
 
     def run_step(self, step: str, amount: str = "") -> Result:
-        """Run a next step on the selected order; ``amount`` blank means the whole (or the default) amount."""
+        """Run a next step on the selected order; ``amount`` blank means the whole (or the default) amount.
+
+        A step that cannot apply is not sent (send the operation from the form to see the gateway refuse it).
+        """
         tracked = self.require_selected()
-        if step not in NEXT_STEPS.get(tracked.operation, ()):
+        if step not in STEPS:
+            raise ValueError(f"no step {step!r}; the steps are: {', '.join(STEPS)}")
+        reason = self.why_not(step, tracked)
+        if reason:
             steps = ", ".join(self.next_steps(tracked)) or "none"
-            return self._show(Result(step, False, f"{step} does not apply to a {tracked.operation}; it takes: {steps}"))
+            return self._show(Result(step, False, f"{step} does not apply: {reason}; it takes: {steps}"))
         try:
             money = Decimal(amount.strip()) if amount.strip() else None
         except InvalidOperation:
