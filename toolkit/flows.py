@@ -29,6 +29,7 @@ from toolkit.testdata.cards import Card
 from toolkit.waiting import PollAttempt
 
 METHOD_INDICATORS = {"completed": "Y", "timed out": "N", "absent": "U"}
+METHOD_WINDOW = 10  # seconds the gateway waits for the method step's report before it sets N (spec section 8)
 VOID_COMMENT = "cancelled by the merchant"
 
 

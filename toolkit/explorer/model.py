@@ -10,6 +10,7 @@ scenario of the certification suite (``toolkit.explorer.export``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -24,9 +25,9 @@ from toolkit.explorer.history import Action, Result, Tracked
 from toolkit.explorer.payerflow import PayerFlow
 from toolkit.explorer.session import GatewaySession
 from toolkit.explorer.timeline import Event
-from toolkit.flows import METHOD_INDICATORS, Order
+from toolkit.flows import METHOD_INDICATORS, METHOD_WINDOW, Order
 from toolkit.masking import mask_fields, mask_value
-from toolkit.models import AsyncResponse, CardRefResponse, FormResponse, StatusResponse
+from toolkit.models import AsyncResponse, CardRefResponse, FormResponse, Status, StatusResponse
 from toolkit.operations import OPERATIONS, Operation, get_operation
 from toolkit.payer import PASSWORDS as PAYER_PASSWORDS
 from toolkit.payer import PayerError
@@ -50,6 +51,7 @@ class ExplorerModel:
         self.last: Result | None = None
         self.password = PASSWORDS[0]
         self.method_result = METHOD_RESULTS[0]
+        self.auto_method = True  # do the 3-D Secure method step right after Send (its window is 10 s)
         self.export_text = ""
         self.include_callbacks = False
         self.operation = get_operation(operation)
@@ -157,8 +159,33 @@ class ExplorerModel:
         outcome = self.outcome.name if self.outcome else ""
         self.history.append(Action(op.name, target, created, mask_fields(fields), outcome, edited=edited))
         self._renew_ids()
-        title = f"{op.name} sent" + (f": order {created.orderid}" if created else "")
-        return self._show(Result(title, True, "", self._since(mark), status))
+        message = self._method_step_at_once(created) if created is not None else ""
+        status = created.status if created is not None and created.status is not None else status
+        title = f"{op.name} sent" + (f": order {created.orderid}" if created else "") + said(status)
+        return self._show(Result(title, True, message, self._since(mark), status))
+
+    def _method_step_at_once(self, tracked: Tracked) -> str:
+        """3-D Secure 2: the gateway waits ``METHOD_WINDOW`` seconds for the method step, less than a person
+        takes to reach for the payer button: do it now (``auto_method``), or say by when it must be done."""
+        flow = PayerFlow(self)
+        if tracked.status is None or not flow.awaits_method(tracked, tracked.status):
+            return ""
+        if not self.auto_method:
+            by = (datetime.now(UTC) + timedelta(seconds=METHOD_WINDOW)).strftime("%H:%M:%S")
+            return (
+                f"3-D Secure: act as the payer within {METHOD_WINDOW} s (before {by} UTC), or the gateway times "
+                "the method step out (N)"
+            )
+        try:
+            flow.method_step(tracked, tracked.status)
+        except (GatewayError, PayerError) as exc:
+            return f"3-D Secure: the method step failed: {exc}"
+        self.settle(tracked)
+        done = "the payer's browser loaded the method URL and " if self.method_result == "completed" else ""
+        return (
+            f"3-D Secure: {done}the merchant reported the method step as {self.method_result} at once "
+            f"(the gateway waits only {METHOD_WINDOW} s); act as the payer for the challenge"
+        )
 
     def _after_send(
         self, op: Operation, fields: dict[str, str], response: object, target: Tracked | None
@@ -327,6 +354,16 @@ class ExplorerModel:
     def _show(self, result: Result) -> Result:
         self.last = result
         return result
+
+
+def said(status: StatusResponse | None) -> str:
+    """`` is approved``, `` is declined (Insufficient funds)``, `` waits for the payer``: the outcome in words."""
+    if status is None:
+        return ""
+    if status.needs_payer:
+        return " waits for the payer (3-D Secure)"
+    why = f" ({status.error_message})" if status.error_message and status.status is not Status.APPROVED else ""
+    return f" is {status.status.value}{why}"
 
 
 __all__ = ["METHOD_RESULTS", "PASSWORDS", "ExplorerModel", "Result"]

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from toolkit.errors import ApiError
-from toolkit.explorer.history import PAYER_CHALLENGE, PAYER_HOSTED, PAYER_METHOD, Action, Tracked
+from toolkit.explorer.history import METHOD_LAPSED, PAYER_CHALLENGE, PAYER_HOSTED, PAYER_METHOD, Action, Tracked
+from toolkit.flows import METHOD_WINDOW
 from toolkit.models import FormResponse, StatusResponse
 from toolkit.payer import PASSWORDS
 from toolkit.testdata.cards import card_for
@@ -36,17 +37,39 @@ class PayerFlow:
         status = self.model.settle(tracked)
         if status is None or not status.needs_payer:
             return f"nothing for the payer to do: the order is {status.status.value if status else 'unknown'}"
-        if not tracked.three_ds_v1 and self.model.session.payer.html_page(status).iframes:
+        lapsed = ""
+        if self.awaits_method(tracked, status):
             self.method_step(tracked, status)
             status = self.model.settle(tracked)
+        elif self.method_lapsed(tracked, status):
+            lapsed = self.record_lapse(tracked)
         if status is not None and status.needs_payer:
             self.challenge(tracked, status)
         self.model.settle(tracked)
-        return f"the order is {tracked.state.value if tracked.state else 'unknown'}"
+        return lapsed + f"the order is {tracked.state.value if tracked.state else 'unknown'}"
+
+    def awaits_method(self, tracked: Tracked, status: StatusResponse) -> bool:
+        """The status hands the payer's browser the 3-D Secure 2 method frame (the 10 s window is running)."""
+        if tracked.three_ds_v1 or not status.needs_payer:
+            return False
+        return bool(self.model.session.payer.html_page(status).iframes)
+
+    @staticmethod
+    def method_lapsed(tracked: Tracked, status: StatusResponse) -> bool:
+        """Nobody reported the method step and the gateway decided ``N`` itself (the window passed)."""
+        return not tracked.method and status.get("three-ds-comp-ind") == "N" and not tracked.three_ds_v1
+
+    def record_lapse(self, tracked: Tracked) -> str:
+        """What happened, recorded: the export reports the method step as timed out, which reaches the same state."""
+        tracked.method = "lapsed"
+        self._note(tracked, f"the gateway timed out the 3-D Secure method step (not reported within {METHOD_WINDOW} s)")
+        self.model.history.append(Action(METHOD_LAPSED, tracked, detail={"indicator": "N"}))
+        return f"the method step was not reported within {METHOD_WINDOW} s: the gateway timed it out (N); "
 
     def method_step(self, tracked: Tracked, status: StatusResponse) -> None:
         """The browser loads the method URL (unless the result is 'timed out' / 'absent'); the merchant reports it."""
         session, how = self.model.session, self.model.method_result
+        tracked.method = how
         if how == "completed":
             page = session.payer.load_method_url(status)
             self._note(tracked, f"payer's browser loaded the 3-D Secure method URL (HTTP {page.status_code})")
