@@ -10,7 +10,6 @@ scenario of the certification suite (``toolkit.explorer.export``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from toolkit.explorer.history import Action, Result, Tracked
 from toolkit.explorer.payerflow import PayerFlow
 from toolkit.explorer.session import GatewaySession
 from toolkit.explorer.timeline import Event
-from toolkit.flows import METHOD_INDICATORS, METHOD_WINDOW, Order
+from toolkit.flows import METHOD_INDICATORS, Order
 from toolkit.masking import mask_fields, mask_value
 from toolkit.models import AsyncResponse, CardRefResponse, FormResponse, Status, StatusResponse
 from toolkit.operations import OPERATIONS, Operation, get_operation
@@ -37,6 +36,8 @@ PASSWORDS = tuple(PAYER_PASSWORDS)  # "right", "wrong"
 # Edits that need no note in an export: the phrases carry the money, and ids are new in every run.
 _EXPRESSED = frozenset({"amount", "currency", "client_orderid", "client-order-id", "orderid"})
 METHOD_RESULTS = tuple(METHOD_INDICATORS)  # "completed", "timed out", "absent"
+_NEWS = ("first_name", "last_name", "client_orderid", "client-order-id", "credit_card_number")
+_KEYWORDS = ("Given ", "When ", "Then ", "And ")
 
 
 class ExplorerModel:
@@ -48,7 +49,8 @@ class ExplorerModel:
         self.orders: list[Tracked] = []
         self.selected: Tracked | None = None
         self.history: list[Action] = []
-        self.last: Result | None = None
+        self.last: Result | None = None  # the message under the buttons
+        self.shown: Result | None = None  # what the request, signature and response tabs show
         self.password = PASSWORDS[0]
         self.method_result = METHOD_RESULTS[0]
         self.auto_method = True  # do the 3-D Secure method step right after Send (its window is 10 s)
@@ -89,6 +91,12 @@ class ExplorerModel:
         self._card = forms.make_card(self.operation, self.outcome, self.card_label, DEFAULT_HOLDER)
         self.values = forms.prefill(self.operation, self.outcome, self._card, self._context())
         self._prefilled = dict(self.values)
+
+    def new_test_data(self) -> Result:
+        """The ``New test data`` button: a new payer, new ids, the card again; says what changed."""
+        self.prefill()
+        shown = [f"{name} {self.display_value(name)}" for name in _NEWS if self.values.get(name)]
+        return self._confirm(Result("New test data", True, ", ".join(shown)))
 
     def _apply_card(self, *, amount_too: bool) -> None:
         self._card = forms.make_card(self.operation, self.outcome, self.card_label, DEFAULT_HOLDER)
@@ -159,33 +167,10 @@ class ExplorerModel:
         outcome = self.outcome.name if self.outcome else ""
         self.history.append(Action(op.name, target, created, mask_fields(fields), outcome, edited=edited))
         self._renew_ids()
-        message = self._method_step_at_once(created) if created is not None else ""
+        message = PayerFlow(self).at_send(created) if created is not None else ""
         status = created.status if created is not None and created.status is not None else status
         title = f"{op.name} sent" + (f": order {created.orderid}" if created else "") + said(status)
         return self._show(Result(title, True, message, self._since(mark), status))
-
-    def _method_step_at_once(self, tracked: Tracked) -> str:
-        """3-D Secure 2: the gateway waits ``METHOD_WINDOW`` seconds for the method step, less than a person
-        takes to reach for the payer button: do it now (``auto_method``), or say by when it must be done."""
-        flow = PayerFlow(self)
-        if tracked.status is None or not flow.awaits_method(tracked, tracked.status):
-            return ""
-        if not self.auto_method:
-            by = (datetime.now(UTC) + timedelta(seconds=METHOD_WINDOW)).strftime("%H:%M:%S")
-            return (
-                f"3-D Secure: act as the payer within {METHOD_WINDOW} s (before {by} UTC), or the gateway times "
-                "the method step out (N)"
-            )
-        try:
-            flow.method_step(tracked, tracked.status)
-        except (GatewayError, PayerError) as exc:
-            return f"3-D Secure: the method step failed: {exc}"
-        self.settle(tracked)
-        done = "the payer's browser loaded the method URL and " if self.method_result == "completed" else ""
-        return (
-            f"3-D Secure: {done}the merchant reported the method step as {self.method_result} at once "
-            f"(the gateway waits only {METHOD_WINDOW} s); act as the payer for the challenge"
-        )
 
     def _after_send(
         self, op: Operation, fields: dict[str, str], response: object, target: Tracked | None
@@ -330,18 +315,29 @@ class ExplorerModel:
         for tracked in self.orders:
             self._collect_callbacks(tracked)
         self.export_text = export_feature(self.history, scenario=scenario, callbacks=self.include_callbacks)
+        name = next((line.strip() for line in self.export_text.splitlines() if "Scenario:" in line), "")
+        self._confirm(Result("Exported (see the export tab)", True, name))
         return self.export_text
 
     def save_export(self, path: str | Path, scenario: str | None = None) -> Path:
+        """Write the export to ``path``; the confirmation says where and how it runs."""
         target = Path(path)
+        text = self.export(scenario)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(self.export(scenario))
+        target.write_text(text)
+        steps = sum(1 for line in text.splitlines() if line.strip().startswith(_KEYWORDS))
+        where = f"{target.resolve().parent}"
+        how = f"it runs with: GATEKIT_EXPORTED_FEATURES={where} pytest steps/test_exported.py"
+        self._confirm(Result(f"Saved {target} ({steps} steps)", True, how))
         return target
 
-    def new_scenario(self) -> None:
+    def new_scenario(self) -> Result:
         """Start the history afresh (orders stay selectable; the next scenario starts from here)."""
+        forgotten = len(self.history)
         self.history.clear()
         self.export_text = ""
+        text = f"{forgotten} recorded action{'s' * (forgotten != 1)} forgotten; the orders stay selectable"
+        return self._confirm(Result("New scenario", True, text))
 
     # --- helpers ----------------------------------------------------------------------------------
 
@@ -352,6 +348,12 @@ class ExplorerModel:
         return self.session.exchanges_since(mark)
 
     def _show(self, result: Result) -> Result:
+        """The result of an action on the gateway: the message, and the request / response tabs."""
+        self.last = self.shown = result
+        return result
+
+    def _confirm(self, result: Result) -> Result:
+        """A confirmation (saved, forgotten, new data): the message only; the tabs keep the last exchange."""
         self.last = result
         return result
 

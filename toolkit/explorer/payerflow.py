@@ -9,13 +9,14 @@ step is noted on the timeline and recorded for the exporter.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from toolkit.errors import ApiError
+from toolkit.errors import ApiError, GatewayError
 from toolkit.explorer.history import METHOD_LAPSED, PAYER_CHALLENGE, PAYER_HOSTED, PAYER_METHOD, Action, Tracked
 from toolkit.flows import METHOD_WINDOW
 from toolkit.models import FormResponse, StatusResponse
-from toolkit.payer import PASSWORDS
+from toolkit.payer import PASSWORDS, PayerError
 from toolkit.testdata.cards import card_for
 
 if TYPE_CHECKING:
@@ -47,6 +48,28 @@ class PayerFlow:
             self.challenge(tracked, status)
         self.model.settle(tracked)
         return lapsed + f"the order is {tracked.state.value if tracked.state else 'unknown'}"
+
+    def at_send(self, tracked: Tracked) -> str:
+        """3-D Secure 2: the gateway waits ``METHOD_WINDOW`` seconds for the method step, less than a person
+        takes to reach for the payer button: do it now (``auto_method``), or say by when it must be done."""
+        if tracked.status is None or not self.awaits_method(tracked, tracked.status):
+            return ""
+        if not self.model.auto_method:
+            by = (datetime.now(UTC) + timedelta(seconds=METHOD_WINDOW)).strftime("%H:%M:%S")
+            return (
+                f"3-D Secure: act as the payer within {METHOD_WINDOW} s (before {by} UTC), or the gateway times "
+                "the method step out (N)"
+            )
+        try:
+            self.method_step(tracked, tracked.status)
+        except (GatewayError, PayerError) as exc:
+            return f"3-D Secure: the method step failed: {exc}"
+        self.model.settle(tracked)
+        done = "the payer's browser loaded the method URL and " if self.model.method_result == "completed" else ""
+        return (
+            f"3-D Secure: {done}the merchant reported the method step as {self.model.method_result} at once "
+            f"(the gateway waits only {METHOD_WINDOW} s); act as the payer for the challenge"
+        )
 
     def awaits_method(self, tracked: Tracked, status: StatusResponse) -> bool:
         """The status hands the payer's browser the 3-D Secure 2 method frame (the 10 s window is running)."""
