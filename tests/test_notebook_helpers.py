@@ -344,6 +344,8 @@ def test_our_base_string_builder_is_the_rfc_one():
 def test_a_wrong_oauth_signature_names_the_part_that_differs(mangle: Any, part: str, why: str):
     result = diagnose_payout(_hmac_header(mangle(PAYOUT["base_string"])))
     assert not result.ok and result.mismatch.part.startswith(part) and why in result.mismatch.why, str(result)
+    good = diagnose_payout(_hmac_header(PAYOUT["base_string"]))
+    assert (result.compared, result.expected) == ("oauth_signature", good.sent), "a signature beside a signature"
     assert "4444555566661111" not in str(result) + result._repr_html_() and VECTOR_KEY not in str(result)
 
 

@@ -25,9 +25,14 @@ def _short(text: str, limit: int = _MESSAGE) -> str:
 
 def exchange_label(exchange: Exchange) -> str:
     """``sale 10.42 EUR``, ``capture``, ``status``: the operation and the money it moves."""
-    sent = dict(exchange.request_fields)
-    money = f" {sent['amount']} {sent.get('currency', '')}".rstrip() if sent.get("amount") else ""
-    return mask_text(exchange.operation + money)
+    return mask_text(exchange.operation + money_of(exchange.operation, dict(exchange.request_fields)))
+
+
+def money_of(operation: str, sent: dict[str, str]) -> str:
+    """`` 10.42 EUR``; a capture or return without an amount takes all that is left."""
+    if sent.get("amount"):
+        return f" {sent['amount']} {sent.get('currency', '')}".rstrip()
+    return " (all that is left)" if operation in ("capture", "return") else ""
 
 
 def exchange_outcome(exchange: Exchange) -> tuple[str, Tone]:

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from toolkit.diagram.model import Arrow, Tone, collapse, in_time_order, tone_of_status
+from toolkit.diagram.records import money_of
 from toolkit.masking import mask_text
 
 JSON = Mapping[str, Any]
@@ -37,7 +38,7 @@ def concerns(entry: JSON, orderid: str) -> bool:
 
 def journal_arrow(entry: JSON) -> Arrow:
     fields = entry.get("fields") or {}
-    money = f" {fields['amount']} {fields.get('currency', '')}".rstrip() if fields.get("amount") else ""
+    money = money_of(str(entry.get("operation", "")), dict(fields))
     status = int(entry.get("http_status", 0))
     kind = str(entry.get("response_type", ""))
     error = str(entry.get("error", ""))

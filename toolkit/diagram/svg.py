@@ -41,12 +41,10 @@ def _offset(arrow: Arrow, start: float | None) -> str:
     return f"+{seconds * 1000:.0f} ms" if seconds < 1 else f"+{seconds:.2f} s"
 
 
-def _markers() -> str:
-    return "".join(
-        f'<marker id="gk-head-{tone}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" markerHeight="8" '
-        f'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>'
-        for tone, colour in COLOURS.items()
-    )
+def _head(x: float, y: float, leftwards: bool, colour: str) -> str:
+    """An arrowhead drawn where the line ends (no ``<marker>``: ids would clash between diagrams on one page)."""
+    back = 9 if not leftwards else -9
+    return f'<path d="M{x:.0f},{y} L{x - back:.0f},{y - 5} L{x - back:.0f},{y + 5} z" fill="{colour}"/>'
 
 
 def _lane_box(index: int, lane: Lane, bottom: float) -> str:
@@ -80,7 +78,7 @@ def _arrow_row(row: int, arrow: Arrow, columns: dict[Lane, float], start: float 
     colour = COLOURS[arrow.tone]
     timing = arrow.timing + (" in all" if arrow.count > 1 and arrow.timing else "")
     below = " · ".join(part for part in (arrow.outcome, timing) if part)
-    end = x2 - 2 if x2 > x1 else x2 + 2
+    end = x2 - 8 if x2 > x1 else x2 + 8
     whole = mask_text(f"{arrow.title}: {below}")
     label, label_x = _placed(arrow.title, middle, width)
     outcome, outcome_x = _placed(below, middle, width)
@@ -88,9 +86,9 @@ def _arrow_row(row: int, arrow: Arrow, columns: dict[Lane, float], start: float 
         f'<g class="arrow" data-from="{arrow.source}" data-to="{arrow.target}" data-label="{_attr(arrow.title)}" '
         f'data-outcome="{_attr(arrow.outcome)}" data-tone="{arrow.tone}"><title>{escape(whole)}</title>'
         f'<text x="8" y="{y + 4}" font-size="11" fill="#5b6472">{escape(_offset(arrow, start))}</text>'
-        f'<line x1="{x1:.0f}" y1="{y}" x2="{end:.0f}" y2="{y}" stroke="{colour}" stroke-width="1.6" '
-        f'marker-end="url(#gk-head-{arrow.tone})"/>'
-        f'<text x="{label_x:.0f}" y="{y - 6}" text-anchor="middle" font-size="12" font-weight="600" '
+        f'<line x1="{x1:.0f}" y1="{y}" x2="{end:.0f}" y2="{y}" stroke="{colour}" stroke-width="1.6"/>'
+        + _head(x2, y, x2 < x1, colour)
+        + f'<text x="{label_x:.0f}" y="{y - 6}" text-anchor="middle" font-size="12" font-weight="600" '
         f'fill="{colour}" {HALO}>{escape(label)}</text>'
         f'<text x="{outcome_x:.0f}" y="{y + 15}" text-anchor="middle" font-size="11" '
         f'fill="{colour}" {HALO}>{escape(outcome)}</text></g>'
@@ -114,7 +112,7 @@ def render(arrows: Sequence[Arrow], title: str = "") -> str:
     return mask_text(
         f'<svg xmlns="http://www.w3.org/2000/svg" class="gk-sequence" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="{_attr(title or "sequence diagram")}" '
-        f'style="background:#fff;{FONT}"><defs>{_markers()}</defs>'
+        f'style="background:#fff;{FONT}">'
         f'<text x="8" y="12" font-size="12" font-weight="700" fill="#1d2430">{escape(title)}</text>'
         + "".join(body)
         + f'<text x="8" y="{height - 8}" font-size="10" fill="#8a93a3">{foot}</text></svg>'

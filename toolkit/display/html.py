@@ -17,10 +17,14 @@ from toolkit.masking import mask_text
 
 Tone = Literal["ok", "bad", "wait", "plain"]
 COLOURS: dict[Tone, str] = {"ok": "#1b7f3b", "bad": "#b00020", "wait": "#946200", "plain": "#1d2430"}
-_CELL = "text-align:left;vertical-align:top;border:1px solid #d8dce3;padding:2px 8px;font-size:12px;line-height:1.45"
+_MONO = "font-family:var(--jp-code-font-family,SFMono-Regular,Menlo,Consolas,monospace)"
+_CELL = (
+    "text-align:left;vertical-align:top;border:1px solid #d8dce3;padding:2px 8px;font-size:12px;line-height:1.45;"
+    + _MONO
+)
 LABEL = _CELL + ";white-space:nowrap;background:#f7f8fa"
 VALUE = _CELL + ";white-space:pre-wrap;overflow-wrap:anywhere;word-break:normal;min-width:8em"
-HEAD = _CELL + ";white-space:nowrap;background:#eef1f6;font-weight:600"
+HEAD = _CELL.replace(_MONO, "font-family:inherit") + ";white-space:nowrap;background:#eef1f6;font-weight:600"
 STYLE = (
     "<style>.gk table{border-collapse:collapse;margin:2px 0 8px 0;width:auto}"
     ".gk code{font-family:var(--jp-code-font-family,monospace);font-size:12px;background:none;padding:0}"
@@ -39,7 +43,7 @@ def shorten(value: str, limit: int = _LONG) -> str:
 
 
 def cell(value: object, style: str = VALUE, tag: str = "td") -> str:
-    return f'<{tag} style="{style}"><code>{esc(value)}</code></{tag}>'
+    return f'<{tag} style="{style}">{esc(value)}</{tag}>'
 
 
 def table(rows: Iterable[Sequence[object]], head: Sequence[str] = ()) -> str:

@@ -132,7 +132,8 @@ class ExchangeView:
             head = line(f"{ex.operation}: HTTP {ex.status_code} {said} in {ex.elapsed * 1000:.0f} ms", tone)
         parts = [head, self.request_html()]
         if ex.signature is not None:
-            parts.append(folded(f"signature ({ex.signature.scheme})", table(SignatureView(ex.signature).rows())))
+            rows = table(SignatureView(ex.signature).rows())
+            parts.append(folded(f"signature ({ex.signature.scheme})", rows, open_=True))
         parts.append(section("response", table(masked_items(answer), ("field", "value"))))
         return page(*parts)
 
@@ -191,7 +192,7 @@ def response_html(response: Response, title: str = "") -> str:
         named = (("orderid", "paynet-order-id"), ("card-ref-id", "card-ref-id"), ("serial", "serial-number"))
         ids = [f"{name} {raw[key]}" for name, key in named if raw.get(key)]
         error = raw.get("error-message", "")
-        head = line(" · ".join([kind, *ids]), "bad" if error else "plain")
+        head = line(" · ".join([raw.get("type", "answer"), *ids]), "bad" if error else "plain")
         parts = [section(kind, head + (line(error, "bad") if error else "")), fields]
     if raw.get("html"):
         parts.append(folded("html (what the payer's browser is given)", table([("html", raw["html"])])))

@@ -213,12 +213,25 @@ def diagnose_oauth(
     signature = params["oauth_signature"]
     shown = (("URL", str(rfc5849.base_string_uri(url))), *((n, mask_value(n, v)) for n, v in pairs))
 
-    compared, want, sent = comparable(op.auth, expected, signature, key, public_key)
+    compared, expected_value, sent_value = comparable(op.auth, expected, signature, key, public_key)
 
     def result(ok: bool, verdict: str, more: list[Finding], notes: tuple[str, ...] = ()) -> Diagnosis:
         masked = mask_base_string(expected)
         everything = (*findings, *more)
-        return Diagnosis(op.name, scheme, ok, verdict, formula, shown, want, sent, everything, notes, compared, masked)
+        return Diagnosis(
+            op.name,
+            scheme,
+            ok,
+            verdict,
+            formula,
+            shown,
+            expected_value,
+            sent_value,
+            everything,
+            notes,
+            compared,
+            masked,
+        )
 
     verify = verifier(op.auth, key, public_key)
     if verify is None:
@@ -242,7 +255,7 @@ def diagnose_oauth(
     for hypothesis, check in other_verifiers(op.auth, key, public_key):
         if check(expected, signature):
             return result(False, f"signature mismatch: {hypothesis.part} — {hypothesis.why}", [hypothesis])
-    return result(False, *_unexplained(op, sent))
+    return result(False, *_unexplained(op, sent_value))
 
 
 def _unexplained(op: Operation, opened: str) -> tuple[str, list[Finding]]:
