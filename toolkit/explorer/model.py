@@ -9,7 +9,6 @@ scenario of the certification suite (``toolkit.explorer.export``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -20,17 +19,17 @@ from toolkit.exchange import Exchange
 from toolkit.explorer import applicable, forms
 from toolkit.explorer.export import export_feature
 from toolkit.explorer.flowsteps import STEPS, StepRunner
+from toolkit.explorer.formstate import FormState
 from toolkit.explorer.history import Action, Result, Tracked
 from toolkit.explorer.payerflow import PayerFlow
 from toolkit.explorer.session import GatewaySession
 from toolkit.explorer.timeline import Event
 from toolkit.flows import METHOD_INDICATORS, Order
-from toolkit.masking import mask_fields, mask_value
+from toolkit.masking import mask_fields
 from toolkit.models import AsyncResponse, CardRefResponse, FormResponse, Status, StatusResponse
-from toolkit.operations import OPERATIONS, Operation, get_operation
+from toolkit.operations import Operation
 from toolkit.payer import PASSWORDS as PAYER_PASSWORDS
 from toolkit.payer import PayerError
-from toolkit.testdata.cards import DEFAULT_HOLDER, Card
 
 PASSWORDS = tuple(PAYER_PASSWORDS)  # "right", "wrong"
 # Edits that need no note in an export: the phrases carry the money, and ids are new in every run.
@@ -40,12 +39,11 @@ _NEWS = ("first_name", "last_name", "client_orderid", "client-order-id", "credit
 _KEYWORDS = ("Given ", "When ", "Then ", "And ")
 
 
-class ExplorerModel:
+class ExplorerModel(FormState):
     """The explorer's state and actions; ``session`` is a ``GatewaySession`` (embedded or connected)."""
 
     def __init__(self, session: GatewaySession, *, operation: str = "sale") -> None:
         self.session = session
-        self.operations: tuple[Operation, ...] = tuple(OPERATIONS.values())
         self.orders: list[Tracked] = []
         self.selected: Tracked | None = None
         self.history: list[Action] = []
@@ -56,59 +54,16 @@ class ExplorerModel:
         self.auto_method = True  # do the 3-D Secure method step right after Send (its window is 10 s)
         self.export_text = ""
         self.include_callbacks = False
-        self.operation = get_operation(operation)
-        self.values: dict[str, str] = {}
-        self._prefilled: dict[str, str] = {}
-        self._card: Card | None = None
         self._steps = StepRunner(self)
-        self.select_operation(operation)
+        super().__init__(operation)
 
-    # --- the form ---------------------------------------------------------------------------------
-
-    def select_operation(self, name: str) -> None:
-        """A catalogue operation: its fields, outcomes and cards; the form is pre-filled."""
-        self.operation = get_operation(name)
-        self.fields = forms.form_fields(self.operation)
-        self.outcomes = forms.outcome_choices(self.operation)
-        self.outcome = self.outcomes[0] if self.outcomes else None
-        self.cards = forms.card_choices(self.operation)
-        self.card_label = self.cards[0] if self.cards else ""
-        self.prefill()
-
-    def select_outcome(self, label: str) -> None:
-        """An outcome of the table: sets the card's CVV2 (or the 1.0.2 card) and the amount that give it."""
-        self.outcome = next(choice for choice in self.outcomes if choice.label == label)
-        self._apply_card(amount_too=True)
-
-    def select_card(self, label: str) -> None:
-        if label not in self.cards:
-            raise ValueError(f"unknown card {label!r}; choose one of {', '.join(self.cards)}")
-        self.card_label = label
-        self._apply_card(amount_too=False)
-
-    def prefill(self) -> None:
-        """Fresh faker data, fresh ids, the outcome's card and amount; the selected order for follow-ups."""
-        self._card = forms.make_card(self.operation, self.outcome, self.card_label, DEFAULT_HOLDER)
-        self.values = forms.prefill(self.operation, self.outcome, self._card, self._context())
-        self._prefilled = dict(self.values)
+    # --- the form (FormState), as this model fills it -------------------------------------------------
 
     def new_test_data(self) -> Result:
         """The ``New test data`` button: a new payer, new ids, the card again; says what changed."""
         self.prefill()
         shown = [f"{name} {self.display_value(name)}" for name in _NEWS if self.values.get(name)]
         return self._confirm(Result("New test data", True, ", ".join(shown)))
-
-    def _apply_card(self, *, amount_too: bool) -> None:
-        self._card = forms.make_card(self.operation, self.outcome, self.card_label, DEFAULT_HOLDER)
-        fresh = forms.prefill(self.operation, self.outcome, self._card, self._context())
-        names = {"credit_card_number", "card_printed_name", "expire_month", "expire_year", "cvv2"}
-        self._refill(fresh, names | ({"amount", "currency"} if amount_too else set()))
-
-    def _refill(self, fresh: Mapping[str, str], names: Iterable[str]) -> None:
-        """Take these fields of the form from ``fresh``, as if pre-filled (so not noted as edited)."""
-        for name in names:
-            if name in self.values:
-                self.values[name] = self._prefilled[name] = fresh[name]
 
     def _context(self) -> forms.Context:
         order = self.selected
@@ -121,24 +76,6 @@ class ExplorerModel:
             cardrefid=refs[-1] if refs else "",
             payer_fields=dict(order.acs_result) if order else {},
         )
-
-    def set_value(self, name: str, value: str) -> None:
-        """Edit a field; card data is chosen with the outcome and card lists, never typed or shown."""
-        spec = next((f for f in self.fields if f.name == name), None)
-        if spec is None:
-            raise KeyError(f"{self.operation.name} has no field {name!r}")
-        if spec.secret:
-            if value != self.display_value(name):
-                raise ValueError(f"{name} is card data: choose it with the outcome and card lists")
-            return
-        self.values[name] = value
-
-    def display_value(self, name: str) -> str:
-        return mask_value(name, self.values.get(name, ""))
-
-    def display_values(self) -> dict[str, str]:
-        """The form as it may be shown: card number masked, CVV2 as ***."""
-        return {name: self.display_value(name) for name in self.values}
 
     # --- sending ----------------------------------------------------------------------------------
 
