@@ -352,12 +352,14 @@ def test_messages_take_the_colour_of_the_outcome(panel: Explorer):
     panel.send_button.click()
     assert "is declined (Insufficient funds)" in plain(panel.message.value)
     assert "#b00020" in panel.message.value and "#1b7f3b" not in panel.message.value
+    assert panel.payer_button.disabled, "nothing for the payer to do on a declined order"
     panel.outcome.value = "approved"
     panel.send_button.click()
     assert "is approved" in plain(panel.message.value) and "#1b7f3b" in panel.message.value
     panel.outcome.value = "3-D Secure challenge"
     panel.send_button.click()
     assert "waits for the payer" in plain(panel.message.value) and "#946200" in panel.message.value
+    assert not panel.payer_button.disabled
     assert "the merchant reported the method step as completed at once" in plain(panel.message.value)
 
 

@@ -212,6 +212,11 @@ class ExplorerModel(FormState):
             return self._show(Result(f"payer on {tracked.orderid}", False, str(exc), self._since(mark)))
         return self._show(Result(f"payer on {tracked.label}", True, message, self._since(mark), tracked.status))
 
+    def payer_can_act(self) -> bool:
+        """Whether the selected order waits for the payer (3-D Secure, a hosted page) or is not known yet."""
+        selected = self.selected
+        return selected is not None and selected.state in (None, Status.PROCESSING)
+
     def next_steps(self, tracked: Tracked | None = None) -> tuple[str, ...]:
         """The next steps that can apply to the order now (capture, return, void, card ref + rebill, payout-pay):
         by its kind and by what the explorer saw happen to it (``toolkit.explorer.applicable``)."""

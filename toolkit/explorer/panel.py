@@ -178,7 +178,8 @@ class Explorer:
         for step, button in self.step_buttons.items():
             button.disabled = step not in steps
             button.tooltip = model.why_not(step) if model.selected and step not in steps else f"{step} the order"
-        self.status_button.disabled = self.payer_button.disabled = model.selected is None
+        self.status_button.disabled = model.selected is None
+        self.payer_button.disabled = not model.payer_can_act()
         self._render_panes()
 
     def _render_form(self) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from toolkit.display.html import esc, folded, line, page, section
 from toolkit.explorer.history import Result
 from toolkit.explorer.model import ExplorerModel
-from toolkit.explorer.views import ExchangeView, FieldsView, Note, SignatureView, TimelineView
+from toolkit.explorer.views import ExchangeView, FieldsView, Note, SignatureView, TimelineView, response_view
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def response_html(shown: Result | None) -> str:
     if shown is None or exchange is None:
         return empty("nothing sent yet")
     answer = FieldsView(f"HTTP {exchange.status_code}: {shown.response.get('type', '')}", shown.response)
-    status = FieldsView("the order's status now", dict(shown.status.raw)) if shown.status else None
+    status = response_view(shown.status, "the order's status now") if shown.status else None
     return answer._repr_html_() + (status._repr_html_() if status else "")
 
 
