@@ -69,6 +69,9 @@ def test_tables_are_left_aligned_inline_and_labels_never_break():
     labels = re.findall(r'<td style="([^"]*)">(?:Authorization|callback)<', html)
     assert labels and all("white-space:nowrap" in style for style in labels)
     assert "break-all" not in html
+    timeline = table([("10:00:00.000", "⇠ callback", "callback: status approved (control verified)")])
+    styles = re.findall(r'<td style="([^"]*)"', timeline)
+    assert ["white-space:nowrap" in style for style in styles] == [True, True, False], "only the last column wraps"
 
 
 HOSTED = (

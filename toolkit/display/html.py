@@ -24,6 +24,7 @@ _CELL = (
 )
 LABEL = _CELL + ";white-space:nowrap;background:#f7f8fa"
 VALUE = _CELL + ";white-space:pre-wrap;overflow-wrap:anywhere;word-break:normal;min-width:8em"
+MIDDLE = _CELL + ";white-space:nowrap"
 HEAD = _CELL.replace(_MONO, "font-family:inherit") + ";white-space:nowrap;background:#eef1f6;font-weight:600"
 STYLE = (
     "<style>.gk table{border-collapse:collapse;margin:2px 0 8px 0;width:auto}"
@@ -46,13 +47,17 @@ def cell(value: object, style: str = VALUE, tag: str = "td") -> str:
     return f'<{tag} style="{style}">{esc(value)}</{tag}>'
 
 
+def _style(index: int, width: int) -> str:
+    """The first column is a label, the last a value that wraps where it must; those between never break."""
+    if index == width - 1:
+        return VALUE
+    return LABEL if index == 0 else MIDDLE
+
+
 def table(rows: Iterable[Sequence[object]], head: Sequence[str] = ()) -> str:
-    """An HTML table of escaped cells: the first column a label (never broken), the others values."""
+    """An HTML table of escaped cells: labels and short columns never broken, the last column wrapped."""
     header = "<tr>" + "".join(f'<th style="{HEAD}">{esc(h)}</th>' for h in head) + "</tr>" if head else ""
-    body = "".join(
-        "<tr>" + "".join(cell(c, LABEL if i == 0 and len(row) > 1 else VALUE) for i, c in enumerate(row)) + "</tr>"
-        for row in rows
-    )
+    body = "".join("<tr>" + "".join(cell(c, _style(i, len(row))) for i, c in enumerate(row)) + "</tr>" for row in rows)
     return f'<table style="border-collapse:collapse;margin:2px 0 8px 0">{header}{body}</table>'
 
 
