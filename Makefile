@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PIP_FLAGS := --disable-pip-version-check --no-input -q
 
-.PHONY: install test lint typecheck unit certify bench fuzz clean lab
+.PHONY: install test lint typecheck unit certify bench fuzz clean lab screenshots
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,12 @@ certify: $(STAMP) $(NODE_STAMP)
 lab: $(STAMP)
 	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install $(PIP_FLAGS) -c constraints.txt -e '.[test,notebook,lab]' 2> >(grep -v "is ignored: it is neither" >&2)
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_FLAGS)
+
+# Every notebook run in a real JupyterLab by headless Chromium, saved as PNGs in reports/screenshots/notebooks/
+# (not part of make test: it takes about a minute).
+screenshots: $(STAMP) $(BROWSER_STAMP)
+	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install $(PIP_FLAGS) -c constraints.txt -e '.[test,notebook,lab]' 2> >(grep -v "is ignored: it is neither" >&2)
+	$(PY) scripts/screenshots.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_signing.py

@@ -46,7 +46,10 @@ def test_every_operation_gets_its_form_from_the_catalogue(panel: Explorer, name:
     panel.operation.value = name
     op = OPERATIONS[name]
     assert list(panel.inputs) == list(op.fields)
-    assert [w.description.split(" ")[0] for w in panel.form.children] == list(op.fields)
+    shown = [*panel.required.children, *panel.optional.children]
+    assert [w.description.split(" ")[0] for w in shown] == list(op.fields)
+    assert [w.description for w in panel.optional.children] == list(op.optional)
+    assert panel.form.selected_index is None, "the fields are folded until opened"
     for required in op.required:
         assert panel.inputs[required].description.endswith("*")
     assert not leaks(" ".join(panel.texts()))
@@ -204,7 +207,10 @@ def test_next_step_buttons_are_disabled_where_they_do_not_apply(panel: Explorer)
     panel.send_button.click()
     assert panel.step_buttons["capture"].disabled and panel.step_buttons["payout-pay"].disabled
     refusal = panel.model.run_step("capture").message
-    assert refusal == "capture does not apply to a sale; it takes: return, void, card ref + rebill"
+    assert refusal == (
+        "capture does not apply: capture applies to preauth or preauth_form, not to a sale; "
+        "it takes: return, void, card ref + rebill"
+    )
 
 
 def test_a_refused_step_shows_the_gateway_message(panel: Explorer):
@@ -286,3 +292,100 @@ def test_nothing_in_the_panel_shows_card_data_or_the_key(panel: Explorer):
     texts = "\n".join(seen)
     assert "453897******6732" in texts and "cvv2 ***" in plain(texts) and "RSA-SHA256" in texts
     assert leaks(texts) == []
+
+
+# --- next steps offered only where they apply ---------------------------------------------------
+
+
+def test_a_fully_captured_preauth_offers_return_and_void_not_capture(model: ExplorerModel):
+    model.select_operation("preauth")
+    model.set_value("amount", "30.00")
+    model.send()
+    assert model.next_steps() == ("capture", "return", "void")
+    model.run_step("capture", "")  # the whole amount
+    preauth = model.find(model.orders[0].orderid)
+    assert preauth is not None
+    assert model.next_steps(preauth) == ("return", "void")
+    assert model.why_not("capture", preauth) == "all of 30.00 EUR is captured"
+    model.select_order(preauth.key)
+    reversal = model.run_step("return", "10.00")  # a reversal of what was captured: the gateway approves it
+    assert reversal.ok and reversal.status is not None and reversal.status.transaction_type == "reversal"
+    assert model.next_steps(preauth) == ("return",)
+    assert model.why_not("void", preauth) == "10.00 EUR was returned: a void no longer applies (use return)"
+    model.select_order(preauth.key)
+    assert model.run_step("return", "").ok
+    assert model.next_steps(preauth) == ()
+    assert model.why_not("return", preauth) == "nothing left to return: 30.00 EUR charged, 30.00 EUR returned"
+
+
+def test_declined_voided_and_paid_orders_offer_nothing_more(model: ExplorerModel):
+    model.select_outcome("insufficient funds")
+    model.send()
+    assert model.next_steps() == ()
+    assert model.why_not("return").endswith("is declined, not approved")
+    model.select_outcome("approved")
+    model.send()
+    assert model.run_step("void").ok and model.next_steps() == ()
+    model.select_operation("payout_check")
+    model.send()
+    assert model.next_steps() == ("payout-pay",) and model.run_step("payout-pay").ok
+    model.select_order(model.orders[-2].key)
+    assert model.next_steps() == () and model.why_not("payout-pay").endswith("was paid already")
+
+
+# --- what the panel shows -----------------------------------------------------------------------
+
+
+def test_the_panel_is_compact_with_send_on_top(panel: Explorer):
+    top = panel.widget.children[1]
+    assert list(top.children) == [panel.operation, panel.outcome, panel.send_button]
+    assert panel.form.selected_index is None and panel.options.selected_index is None
+    sale = OPERATIONS["sale"]
+    assert panel.form.titles == (
+        f"required fields ({len(sale.required)}, pre-filled)",
+        f"optional ({len(sale.optional)})",
+    )
+
+
+def test_messages_take_the_colour_of_the_outcome(panel: Explorer):
+    panel.outcome.value = "insufficient funds"
+    panel.send_button.click()
+    assert "is declined (Insufficient funds)" in plain(panel.message.value)
+    assert "#b00020" in panel.message.value and "#1b7f3b" not in panel.message.value
+    assert panel.payer_button.disabled, "nothing for the payer to do on a declined order"
+    panel.outcome.value = "approved"
+    panel.send_button.click()
+    assert "is approved" in plain(panel.message.value) and "#1b7f3b" in panel.message.value
+    panel.outcome.value = "3-D Secure challenge"
+    panel.send_button.click()
+    assert "waits for the payer" in plain(panel.message.value) and "#946200" in panel.message.value
+    assert not panel.payer_button.disabled
+    assert "the merchant reported the method step as completed at once" in plain(panel.message.value)
+
+
+def test_every_button_says_what_it_did(panel: Explorer, tmp_path: Path):
+    panel.new_data_button.click()
+    assert plain(panel.message.value).startswith("New test data first_name ")
+    assert "credit_card_number 453897******6732" in plain(panel.message.value)
+    panel.send_button.click()
+    request = panel.panes["request"].value
+    panel.export_button.click()
+    assert "Exported (see the export tab) Scenario: Recorded in the explorer: sale" in plain(panel.message.value)
+    panel.save_path.value = str(tmp_path / "saved.feature")
+    panel.save_button.click()
+    assert f"Saved {tmp_path / 'saved.feature'} (3 steps)" in plain(panel.message.value)
+    assert "pytest steps/test_exported.py" in plain(panel.message.value)
+    panel.new_scenario_button.click()
+    assert "New scenario 1 recorded action forgotten; the orders stay selectable" in plain(panel.message.value)
+    assert panel.panes["request"].value == request, "a confirmation leaves the last exchange in the tabs"
+
+
+def test_the_timeline_tab_draws_the_order_and_a_static_view_stands_in_for_widgets(panel: Explorer):
+    panel.send_button.click()
+    timeline = panel.panes["timeline"].value
+    assert "<svg" in timeline and 'data-label="sale 10.42 EUR"' in timeline
+    bundle = panel._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    static = bundle["text/html"]
+    assert "a static view" in static and "<svg" in static and "next steps that apply: return, void" in static
+    assert panel.snapshot()._repr_html_() == static and leaks(static) == []

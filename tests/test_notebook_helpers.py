@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import subprocess
 import sys
 import textwrap
@@ -343,6 +344,8 @@ def test_our_base_string_builder_is_the_rfc_one():
 def test_a_wrong_oauth_signature_names_the_part_that_differs(mangle: Any, part: str, why: str):
     result = diagnose_payout(_hmac_header(mangle(PAYOUT["base_string"])))
     assert not result.ok and result.mismatch.part.startswith(part) and why in result.mismatch.why, str(result)
+    good = diagnose_payout(_hmac_header(PAYOUT["base_string"]))
+    assert (result.compared, result.expected) == ("oauth_signature", good.sent), "a signature beside a signature"
     assert "4444555566661111" not in str(result) + result._repr_html_() and VECTOR_KEY not in str(result)
 
 
@@ -410,4 +413,26 @@ def test_a_request_signed_by_the_client_verifies_and_a_tampered_one_does_not(sim
     assert notebook.diagnose("payout_check", call.fields, config=sim.config, **args).ok
     tampered = [(name, "5.01" if name == "amount" else value) for name, value in call.fields]
     result = notebook.diagnose("payout_check", tampered, config=sim.config, **args)
-    assert result.verdict == "signature mismatch: most likely the RSA key pair" and PAN not in str(result)
+    assert result.verdict == "signature mismatch: the body was changed after signing (the key pair is right)"
+    assert result.mismatch.part == "body" and PAN not in str(result) + result._repr_html_()
+    assert result.compared == "SHA-256 digest" and len(result.expected) == len(result.sent) == 64
+    assert result.expected != result.sent and result.base_string.startswith("POST&")
+    other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    header = call.request.headers["Authorization"]
+    signature = re.search(r'oauth_signature="([^"]+)"', header)
+    assert signature is not None
+    forged = other.sign(result.base_string.encode(), padding.PKCS1v15(), hashes.SHA256())  # another key pair
+    args["authorization"] = header.replace(signature.group(1), quote(base64.b64encode(forged).decode(), safe=""))
+    wrong_key = notebook.diagnose("payout_check", call.fields, config=sim.config, **args)
+    assert wrong_key.verdict == "signature mismatch: most likely the RSA key pair"
+    assert wrong_key.sent == "(it does not open with the merchant's public key)"
+
+
+def test_an_oauth_diagnosis_compares_signatures_with_signatures():
+    good = diagnose_payout(_hmac_header(PAYOUT["base_string"]))
+    assert good.ok and good.compared == "oauth_signature" and good.expected == good.sent
+    assert good.base_string.startswith("POST&https%3A%2F%2F") and good.expected != good.base_string
+    wrong = diagnose_payout(_hmac_header(PAYOUT["base_string"], key="another-key"))
+    assert wrong.expected == good.expected and wrong.sent != wrong.expected
+    shown = wrong._repr_html_()
+    assert "expected oauth_signature" in shown and "sent oauth_signature" in shown and "base string" in shown

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -79,11 +80,35 @@ def _executed(path: Path) -> tuple[Any, float]:
     return notebook, time.monotonic() - started
 
 
+# What each walkthrough must show: sequence diagrams (SVG), the challenge page (PNG), the live panel.
+PICTURES = {
+    "01-quickstart": {"image/svg+xml"},
+    "02-3ds-walkthrough": {"image/svg+xml"} | (set() if os.environ.get("GATEKIT_BROWSER") == "off" else {"image/png"}),
+    "03-refunds-and-rebills": {"image/svg+xml"},
+    "05-explorer": {"application/vnd.jupyter.widget-view+json", "text/html"},
+}
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+def _panel_is_alive(notebook: Any) -> None:
+    """After Run All the explorer is still there: its widget's model is in the saved widget state."""
+    views = [out.data[WIDGET]["model_id"] for cell in notebook.cells for out in cell.get("outputs", [])
+             if WIDGET in out.get("data", {})]  # fmt: skip
+    state = notebook.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    assert views and all(view in state.get("state", {}) for view in views), "the panel was closed by the last cell"
+    last = [cell for cell in notebook.cells if cell.cell_type == "code"][-1]
+    assert any("a static view" in out.get("data", {}).get("text/html", "") for out in last.outputs)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
 def test_notebook_runs_top_to_bottom_and_leaks_nothing(path: Path):
     notebook, elapsed = _executed(path)
     outputs = [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs]
+    shown = {mime for out in outputs for mime in out.get("data", {})}
+    assert PICTURES.get(path.stem, set()) <= shown, f"{path.stem} shows {sorted(shown)}"
+    if path.stem == "05-explorer":
+        _panel_is_alive(notebook)
     assert not [out for out in outputs if out.output_type == "error"]
     assert all(cell.execution_count for cell in notebook.cells if cell.cell_type == "code")
     assert len(outputs) >= 5, "a walkthrough shows what it does"

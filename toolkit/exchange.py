@@ -6,6 +6,7 @@ import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from toolkit.auth import SignatureTrace
 from toolkit.fields import FIELDS
@@ -34,6 +35,7 @@ class Exchange:
     elapsed: float = 0.0
     signature: SignatureTrace | None = None
     error: str | None = None
+    at: datetime | None = None  # when the request left (UTC); None in records made by hand
 
     @classmethod
     def capture(
@@ -64,7 +66,14 @@ class Exchange:
             elapsed=elapsed,
             signature=signature.masked() if signature is not None else None,
             error=mask_text(error) if error is not None else None,
+            at=datetime.now(UTC) - timedelta(seconds=elapsed),
         )
+
+    def _repr_html_(self) -> str:
+        """In a notebook: the request (masked), what was signed and the answer (``toolkit.display``)."""
+        from toolkit.display.views import ExchangeView
+
+        return ExchangeView(self)._repr_html_()
 
     def as_curl(self) -> str:
         """A curl command that reproduces the request: card data and signatures as placeholders.

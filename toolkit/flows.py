@@ -29,6 +29,7 @@ from toolkit.testdata.cards import Card
 from toolkit.waiting import PollAttempt
 
 METHOD_INDICATORS = {"completed": "Y", "timed out": "N", "absent": "U"}
+METHOD_WINDOW = 10  # seconds the gateway waits for the method step's report before it sets N (spec section 8)
 VOID_COMMENT = "cancelled by the merchant"
 
 
@@ -59,6 +60,12 @@ class Order:
 
     def __repr__(self) -> str:
         return f"Order({self.operation}, orderid={self.orderid}, client_orderid={self.client_orderid})"
+
+    def _repr_html_(self) -> str:
+        """In a notebook: operation, ids and money, the acknowledgement and what was sent, masked."""
+        from toolkit.display.views import order_html
+
+        return order_html(self)
 
 
 class Merchant:

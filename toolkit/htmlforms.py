@@ -75,12 +75,12 @@ class Page:
 
     url: str
     status_code: int
-    html: str
+    html: str = field(repr=False)
     forms: list[Form]
     iframes: list[str]
-    texts: dict[str, str]
-    inputs: list[dict[str, str]] = field(default_factory=list)  # every input, select, textarea: its attributes
-    links: dict[str, str] = field(default_factory=dict)  # id of an <a> -> href
+    texts: dict[str, str] = field(repr=False)
+    inputs: list[dict[str, str]] = field(default_factory=list, repr=False)  # every input, select, textarea
+    links: dict[str, str] = field(default_factory=dict, repr=False)  # id of an <a> -> href
     redirects: tuple[int, ...] = ()
 
     @classmethod
@@ -101,6 +101,12 @@ class Page:
             {element_id: urljoin(url, href) for element_id, href in reader.links.items()},
             redirects,
         )
+
+    def _repr_html_(self) -> str:
+        """In a notebook: what the page shows, its forms (masked) and the page in a sandboxed frame."""
+        from toolkit.display.pages import PageView
+
+        return PageView(self)._repr_html_()
 
     def form(self, form_id: str | None = None) -> Form:
         """The form with this id (or the only/first form); LookupError names what the page has."""

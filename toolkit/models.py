@@ -70,6 +70,12 @@ class Response:
         """A raw field by its wire name."""
         return self.raw.get(name, default)
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the outcome in colour and every field, masked (``toolkit.display``)."""
+        from toolkit.display.views import response_html
+
+        return response_html(self)
+
 
 @dataclass(frozen=True)
 class AsyncResponse(Response):
@@ -98,7 +104,7 @@ class StatusResponse(AsyncResponse):
     currency: str = ""
     transaction_type: str = ""
     order_stage: str = ""
-    html: str = ""
+    html: str = field(default="", repr=False)
     redirect_to: str = ""
     descriptor: str = ""
     bin: str = ""

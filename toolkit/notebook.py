@@ -5,6 +5,8 @@
     order = sim.merchant.pay("sale", card_for("approved"), Decimal("10.42"))
     nb.show(sim.merchant.final_status(order))
     sim.timeline_of(order)            # requests, status polls, callbacks, payer redirects
+    sim.diagram_of(order)             # the same as a sequence diagram (SVG)
+    nb.screenshot(page)               # a page the payer was shown, drawn by headless Chromium
 
 The handle (``toolkit.explorer.GatewaySession``) carries ``.client``, ``.merchant`` (a
 ``toolkit.flows.Merchant`` wired to a ``CallbackReceiver``), ``.payer``, ``.control`` (the simulator's
@@ -15,22 +17,31 @@ exit too.  Every view masks card data; none is ever given the control key.
 from __future__ import annotations
 
 import atexit
+import os
 from typing import Any
 
+from toolkit.diagram import Diagram
+from toolkit.display.pages import PageView, Screenshot, safe_html
 from toolkit.explorer.debugger import Diagnosis, diagnose
 from toolkit.explorer.session import GatewaySession
 from toolkit.explorer.views import ExchangeView, FieldsView, Note, SignatureView, TimelineView, show
+from toolkit.htmlforms import Page
+from toolkit.payer_browser import BrowserUnavailable, screenshot_html
 
 __all__ = [
     "Diagnosis",
+    "Diagram",
     "ExchangeView",
     "FieldsView",
     "GatewaySession",
     "Note",
+    "PageView",
+    "Screenshot",
     "SignatureView",
     "TimelineView",
     "connect",
     "diagnose",
+    "screenshot",
     "show",
     "start_simulator",
 ]
@@ -54,3 +65,17 @@ def connect(profile: str | None = None, **overrides: Any) -> GatewaySession:
     from a local gateway, or through the profile's ``callback_url`` (else status polling only).
     """
     return _stopped_at_exit(GatewaySession.connect(profile, **overrides))
+
+
+def screenshot(page: Page, *, width: int = 760, height: int = 560) -> Screenshot | PageView:
+    """The page as the payer saw it: a PNG drawn by headless Chromium from its (masked, script-free) HTML.
+
+    Without Chromium (or with ``GATEKIT_BROWSER=off``) the page is shown in a sandboxed frame instead.
+    """
+    if os.environ.get("GATEKIT_BROWSER") == "off":
+        return PageView(page)
+    try:
+        png = screenshot_html(safe_html(page.html), width=width, height=height)
+    except BrowserUnavailable:
+        return PageView(page)
+    return Screenshot(png, page.url)

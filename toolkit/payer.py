@@ -8,13 +8,17 @@ outcome to where the merchant receives them (its ``redirect_url``).  Pages are r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 
 import requests
 
 from toolkit.htmlforms import Form, Page
+from toolkit.masking import mask_text
 from toolkit.models import StatusResponse
+from toolkit.payer_visits import SUBMITS, Party, Visit, page_orderid, party_of, shows
 from toolkit.testdata.cards import Card
 from toolkit.testdata.outcomes import CHALLENGE_PASSWORD
 
@@ -38,43 +42,61 @@ class Delivered:
 
 
 class Payer:
-    """A cardholder's browser without JavaScript; one cookie jar per payer."""
+    """A cardholder's browser without JavaScript; one cookie jar per payer.
+
+    ``history`` holds the pages it was shown; ``visits`` every request it made (``toolkit.payer_visits``).
+    """
 
     def __init__(self, *, session: requests.Session | None = None, timeout: float = 10.0) -> None:
         self.session = session or requests.Session()
         self.session.headers["User-Agent"] = "gatekit-payer (a test browser without JavaScript)"
         self.timeout = timeout
         self.history: list[Page] = []
+        self.visits: list[Visit] = []
 
-    def _page(self, response: requests.Response) -> Page:
+    @staticmethod
+    def _timed(
+        method: str, url: str, step: str, send: Callable[[], requests.Response]
+    ) -> tuple[requests.Response, Visit]:
+        """Send; the answer and the visit (to the merchant until ``_page`` reads what the answer shows)."""
+        started = time.monotonic()
+        response = send()
+        elapsed = time.monotonic() - started
+        at = datetime.now(UTC) - timedelta(seconds=elapsed)
+        return response, Visit(at, method.upper(), mask_text(url), response.status_code, elapsed, step, "merchant")
+
+    def _page(self, sent: tuple[requests.Response, Visit], to: Party | None = None) -> Page:
+        response, visit = sent
         redirects = tuple(hop.status_code for hop in response.history)
         page = Page.parse(response.url, response.status_code, response.text, redirects=redirects)
         self.history.append(page)
+        self.visits.append(replace(visit, to=to or party_of(page), shows=shows(page), orderid=page_orderid(page)))
         return page
 
-    def open(self, url: str) -> Page:
-        """GET a page (redirects followed)."""
-        return self._page(self.session.get(url, timeout=self.timeout))
+    def open(self, url: str, step: str = "open the page", to: Party | None = None) -> Page:
+        """GET a page (redirects followed); ``step`` and ``to`` describe the visit (``to``: read from the page)."""
+        return self._page(self._timed("GET", url, step, lambda: self.session.get(url, timeout=self.timeout)), to)
 
     def submit(self, form: Form, values: Mapping[str, str] | None = None) -> Page:
         """Submit a form with its current values overridden by ``values``."""
         data = {**form.fields, **(values or {})}
+        step, to = SUBMITS.get(form.id, (f"submit {form.id or 'the form'}", None))
         if form.method == "post":
-            response = self.session.post(form.action, data=data, timeout=self.timeout)
+            send = lambda: self.session.post(form.action, data=data, timeout=self.timeout)  # noqa: E731
         else:
-            response = self.session.get(form.action, params=data, timeout=self.timeout)
-        return self._page(response)
+            send = lambda: self.session.get(form.action, params=data, timeout=self.timeout)  # noqa: E731
+        return self._page(self._timed(form.method, form.action, step, send), to)
 
     # --- the steps of the flows ------------------------------------------------------------------
 
     def follow(self, status: StatusResponse) -> Page:
         """Do what a processing status asks: go to ``redirect-to``, or render ``html`` (auto-submit it)."""
         if status.redirect_to:
-            return self.open(status.redirect_to)
+            return self.open(status.redirect_to, "follow redirect-to")
         if status.html:
             page = self.html_page(status)
             if page.iframes:
-                return self.open(page.iframes[0])
+                return self.open(page.iframes[0], "load the frame of the status html")
             return self.submit(page.form())
         raise PayerError(f"status {status.status} of order {status.orderid} asks nothing of the payer")
 
@@ -87,7 +109,7 @@ class Payer:
         page = self.html_page(status)
         if not page.iframes:
             raise PayerError(f"status of order {status.orderid} carries no 3-D Secure method frame")
-        loaded = self.open(page.iframes[0])
+        loaded = self.open(page.iframes[0], "load the 3-D Secure method URL", "acs")
         if loaded.status_code >= 400:
             raise PayerError(f"the 3-D Secure method URL {loaded.url} answered HTTP {loaded.status_code}")
         return loaded
@@ -100,7 +122,7 @@ class Payer:
 
     def enter_card(self, url: str, card: Card) -> Page:
         """Open the hosted payment page, enter the card and press pay; PayerError if the page refuses it."""
-        page = self.fill_payment_page(self.open(url), card)
+        page = self.fill_payment_page(self.open(url, "open the hosted payment page", "gateway"), card)
         if page.field_errors():
             raise PayerError(f"the payment page refused the card: {page.field_errors()}")
         return page
@@ -124,7 +146,10 @@ class Payer:
     def return_to_merchant(self, page: Page) -> Delivered:
         """Do the page's auto-submit: POST the signed outcome (and CRes/PaRes) to the merchant."""
         form = page.form(MERCHANT_REDIRECT_FORM)
-        response = self.session.post(form.action, data=form.fields, timeout=self.timeout)
+        send = lambda: self.session.post(form.action, data=form.fields, timeout=self.timeout)  # noqa: E731
+        response, visit = self._timed("POST", form.action, "go back to the merchant", send)
+        fields = form.fields
+        self.visits.append(replace(visit, shows=fields.get("status", ""), orderid=fields.get("orderid", "")))
         return Delivered(form.action, dict(form.fields), response.status_code)
 
     def pay_on_hosted_page(self, url: str, card: Card, password: str = CHALLENGE_PASSWORD) -> Delivered:

@@ -8,6 +8,7 @@ Chromium and ChromeDriver come from Debian (``chromium``, ``chromium-driver``; `
 from __future__ import annotations
 
 import shutil
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -39,6 +40,36 @@ def find_browser() -> tuple[str, str]:
     if not chromium or not driver:
         raise BrowserUnavailable("Chromium and ChromeDriver are needed: apt-get install chromium chromium-driver")
     return chromium, driver
+
+
+def screenshot_html(html: str, *, width: int = 800, height: int = 600, timeout: float = 30.0) -> bytes:
+    """A PNG of this HTML as headless Chromium draws it (Chromium alone: no ChromeDriver, no Selenium).
+
+    The HTML is drawn from a temporary file; give it safe (``toolkit.display.pages.safe_html``): masked,
+    without scripts.  BrowserUnavailable when there is no Chromium or it draws nothing.
+    """
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        raise BrowserUnavailable("Chromium is needed for screenshots: apt-get install chromium")
+    with tempfile.TemporaryDirectory(prefix="gatekit-shot-") as work:
+        source, target = Path(work, "page.html"), Path(work, "page.png")
+        source.write_text(html, encoding="utf-8")
+        flags = (
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={work}/profile",
+            "--hide-scrollbars",
+            f"--window-size={width},{height}",
+        )
+        try:
+            done = subprocess.run(
+                [chromium, *flags, f"--screenshot={target}", source.as_uri()], capture_output=True, timeout=timeout
+            )
+        except subprocess.TimeoutExpired:
+            raise BrowserUnavailable(f"Chromium drew no screenshot within {timeout:g}s") from None
+        if not target.exists():
+            why = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
+            raise BrowserUnavailable(f"Chromium drew no screenshot (exit {done.returncode}): {why[0]}")
+        return target.read_bytes()
 
 
 class BrowserPayer:

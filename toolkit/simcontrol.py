@@ -17,9 +17,11 @@ from typing import Any
 
 import requests
 
+from toolkit.diagram import Diagram, simulator_diagram
 from toolkit.masking import Secret
 
 JSON = dict[str, Any]
+JOURNAL_LIMIT = 100_000  # the most /_sim/journal gives
 
 
 class SimulatorControlError(RuntimeError):
@@ -167,6 +169,16 @@ class SimulatorControl:
                 f"orderid {orderid}: {logged} callback attempt(s) logged within {timeout:g}s, waited for {attempts}"
             )
         return deliveries
+
+    # --- pictures ----------------------------------------------------------------------------
+
+    def diagram(self, order: Any) -> Diagram:
+        """The sequence diagram of ``order`` (an orderid or anything with ``.orderid``) from the simulator's own
+        records: its journal lines, its callback deliveries (every attempt) and the payer's 3-D Secure steps."""
+        orderid = str(getattr(order, "orderid", order))
+        view = self.order(orderid)
+        journal = self.journal(limit=JOURNAL_LIMIT)
+        return simulator_diagram(journal, self.callbacks(orderid), view, orderid=orderid)
 
     # --- faults -------------------------------------------------------------------------------
 

@@ -43,11 +43,18 @@ class Diagnosis:
     sent: str = ""
     findings: tuple[Finding, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    compared: str = "control"  # what ``expected`` and ``sent`` are: a control, a signature, a SHA-256 digest
+    base_string: str = ""  # OAuth: the base string the gateway computes (masked)
 
     @property
     def mismatch(self) -> Finding | None:
         """The first finding: the part that differs."""
         return self.findings[0] if self.findings else None
+
+    @property
+    def sent_label(self) -> str:
+        """``sent control``, ``sent oauth_signature``, or ``SHA-256 digest in the signature``."""
+        return f"{self.compared} in the signature" if "digest" in self.compared else f"sent {self.compared}"
 
     def __repr__(self) -> str:
         return mask_text(f"Diagnosis({self.operation}, {self.scheme}: {self.verdict})")
@@ -57,10 +64,12 @@ class Diagnosis:
         if self.formula:
             lines.append(f"expected: {self.formula}")
         lines += [f"  {name} = {value}" for name, value in self.parts]
+        if self.base_string:
+            lines.append(f"base string: {self.base_string}")
         if self.expected:
-            lines.append(f"expected value: {self.expected}")
+            lines.append(f"expected {self.compared}: {self.expected}")
         if self.sent:
-            lines.append(f"sent value:     {self.sent}")
+            lines.append(f"{self.sent_label}: {self.sent}")
         lines += [f"- {finding}" for finding in self.findings]
         lines += [f"note: {note}" for note in self.notes]
         return mask_text("\n".join(lines))
@@ -71,7 +80,8 @@ class Diagnosis:
         if self.findings:
             rows = [(f.part, f.expected, f.found, f.why) for f in self.findings]
             parts.append(section("what differs", table(rows, ("part", "the gateway expects", "was used", "why"))))
-        rows2 = [*self.parts, ("expected value", self.expected), ("sent value", self.sent)]
+        base = [("base string", self.base_string)] if self.base_string else []
+        rows2 = [*self.parts, *base, (f"expected {self.compared}", self.expected), (self.sent_label, self.sent)]
         parts.append(section(f"what the gateway computes: {self.formula}", table(rows2)))
         if self.notes:
             parts.append(section("notes", "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in self.notes) + "</ul>"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from toolkit.explorer.gherkin import ExportError, Writer, render, stable_text
-from toolkit.explorer.history import PAYER_CHALLENGE, PAYER_HOSTED, Action
+from toolkit.explorer.history import METHOD_LAPSED, PAYER_CHALLENGE, PAYER_HOSTED, Action
 from toolkit.explorer.phrases import CONTINUATIONS, EXPRESSIBLE, HANDLERS
 from toolkit.operations import OPERATIONS
 
@@ -67,7 +67,8 @@ def export_feature(
         writer.flush()
     except ExportError as exc:
         raise ExportError(f"at the end: {exc}") from None
-    tags = sorted({a.operation for a in actions if a.operation in OPERATIONS})
+    lapsed = {"upload_method_url_result"} if any(a.operation == METHOD_LAPSED for a in actions) else set()
+    tags = sorted({a.operation for a in actions if a.operation in OPERATIONS} | lapsed)
     lines = [
         "@exported",
         f"Feature: {feature}",

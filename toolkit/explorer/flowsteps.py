@@ -20,17 +20,6 @@ if TYPE_CHECKING:
 
 CAPTURE, RETURN, VOID, REBILL, PAYOUT_PAY = "capture", "return", "void", "card ref + rebill", "payout-pay"
 STEPS = (CAPTURE, RETURN, VOID, REBILL, PAYOUT_PAY)
-# Spec section 3: capture and void apply to an authorization, return to a final approved
-# transaction, payout-pay to a payout-check; a card reference is made from an approved card transaction.
-NEXT_STEPS: dict[str, tuple[str, ...]] = {
-    "sale": (RETURN, VOID, REBILL),
-    "sale_form": (RETURN, VOID, REBILL),
-    "preauth": (CAPTURE, RETURN, VOID),
-    "preauth_form": (CAPTURE, RETURN, VOID),
-    "capture": (RETURN,),
-    "make_rebill": (RETURN, VOID),
-    "payout_check": (PAYOUT_PAY,),
-}
 
 
 class StepRunner:

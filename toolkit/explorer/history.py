@@ -12,8 +12,9 @@ from decimal import Decimal, InvalidOperation
 
 from toolkit.callbacks import Received
 from toolkit.client import LATER_TRANSACTIONS
+from toolkit.display.html import Tone, tone_of
+from toolkit.display.views import decoded_answer
 from toolkit.exchange import Exchange
-from toolkit.explorer.timeline import decoded_answer
 from toolkit.flows import Order
 from toolkit.models import Status, StatusResponse
 from toolkit.testdata.outcomes import is_three_ds_v1_card
@@ -21,6 +22,7 @@ from toolkit.testdata.outcomes import is_three_ds_v1_card
 PAYER_METHOD = "payer:method"  # the payer's browser loaded the 3-D Secure method URL
 PAYER_CHALLENGE = "payer:challenge"  # the payer answered the ACS page (2.x challenge or 1.0.2)
 PAYER_HOSTED = "payer:hosted"  # the payer paid on a hosted page
+METHOD_LAPSED = "gateway:method-timed-out"  # nobody reported the method step in time: the gateway set N
 
 
 @dataclass(eq=False)
@@ -33,6 +35,7 @@ class Tracked:
     card_ref_id: str = ""
     redirect: Received | None = None  # the payer's redirect back to the merchant, as the receiver recorded it
     callbacks: tuple[Received, ...] = ()
+    method: str = ""  # how the 3-D Secure method step went: completed, timed out, absent (reported), lapsed
 
     @property
     def acs_result(self) -> dict[str, str]:
@@ -134,6 +137,13 @@ class Result:
     exchanges: tuple[Exchange, ...] = ()
     status: StatusResponse | None = None
     problems: tuple[str, ...] = field(default=())
+
+    @property
+    def tone(self) -> Tone:
+        """The colour of the outcome: red when refused or declined, amber while processing, green when approved."""
+        if not self.ok:
+            return "bad"
+        return tone_of(self.status.status.value) if self.status is not None else "ok"
 
     @property
     def exchange(self) -> Exchange | None:

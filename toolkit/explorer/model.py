@@ -9,7 +9,6 @@ scenario of the certification suite (``toolkit.explorer.export``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -17,88 +16,54 @@ from toolkit.callbacks import CallbackTimeout
 from toolkit.client import LATER_TRANSACTIONS
 from toolkit.errors import ApiError, GatewayError, InvalidRequestError, WaitTimeout
 from toolkit.exchange import Exchange
-from toolkit.explorer import forms
+from toolkit.explorer import applicable, forms
 from toolkit.explorer.export import export_feature
-from toolkit.explorer.flowsteps import NEXT_STEPS, StepRunner
+from toolkit.explorer.flowsteps import STEPS, StepRunner
+from toolkit.explorer.formstate import FormState
 from toolkit.explorer.history import Action, Result, Tracked
 from toolkit.explorer.payerflow import PayerFlow
 from toolkit.explorer.session import GatewaySession
 from toolkit.explorer.timeline import Event
 from toolkit.flows import METHOD_INDICATORS, Order
-from toolkit.masking import mask_fields, mask_value
-from toolkit.models import AsyncResponse, CardRefResponse, FormResponse, StatusResponse
-from toolkit.operations import OPERATIONS, Operation, get_operation
+from toolkit.masking import mask_fields
+from toolkit.models import AsyncResponse, CardRefResponse, FormResponse, Status, StatusResponse
+from toolkit.operations import Operation
 from toolkit.payer import PASSWORDS as PAYER_PASSWORDS
 from toolkit.payer import PayerError
-from toolkit.testdata.cards import DEFAULT_HOLDER, Card
 
 PASSWORDS = tuple(PAYER_PASSWORDS)  # "right", "wrong"
 # Edits that need no note in an export: the phrases carry the money, and ids are new in every run.
 _EXPRESSED = frozenset({"amount", "currency", "client_orderid", "client-order-id", "orderid"})
 METHOD_RESULTS = tuple(METHOD_INDICATORS)  # "completed", "timed out", "absent"
+_NEWS = ("first_name", "last_name", "client_orderid", "client-order-id", "credit_card_number")
+_KEYWORDS = ("Given ", "When ", "Then ", "And ")
 
 
-class ExplorerModel:
+class ExplorerModel(FormState):
     """The explorer's state and actions; ``session`` is a ``GatewaySession`` (embedded or connected)."""
 
     def __init__(self, session: GatewaySession, *, operation: str = "sale") -> None:
         self.session = session
-        self.operations: tuple[Operation, ...] = tuple(OPERATIONS.values())
         self.orders: list[Tracked] = []
         self.selected: Tracked | None = None
         self.history: list[Action] = []
-        self.last: Result | None = None
+        self.last: Result | None = None  # the message under the buttons
+        self.shown: Result | None = None  # what the request, signature and response tabs show
         self.password = PASSWORDS[0]
         self.method_result = METHOD_RESULTS[0]
+        self.auto_method = True  # do the 3-D Secure method step right after Send (its window is 10 s)
         self.export_text = ""
         self.include_callbacks = False
-        self.operation = get_operation(operation)
-        self.values: dict[str, str] = {}
-        self._prefilled: dict[str, str] = {}
-        self._card: Card | None = None
         self._steps = StepRunner(self)
-        self.select_operation(operation)
+        super().__init__(operation)
 
-    # --- the form ---------------------------------------------------------------------------------
+    # --- the form (FormState), as this model fills it -------------------------------------------------
 
-    def select_operation(self, name: str) -> None:
-        """A catalogue operation: its fields, outcomes and cards; the form is pre-filled."""
-        self.operation = get_operation(name)
-        self.fields = forms.form_fields(self.operation)
-        self.outcomes = forms.outcome_choices(self.operation)
-        self.outcome = self.outcomes[0] if self.outcomes else None
-        self.cards = forms.card_choices(self.operation)
-        self.card_label = self.cards[0] if self.cards else ""
+    def new_test_data(self) -> Result:
+        """The ``New test data`` button: a new payer, new ids, the card again; says what changed."""
         self.prefill()
-
-    def select_outcome(self, label: str) -> None:
-        """An outcome of the table: sets the card's CVV2 (or the 1.0.2 card) and the amount that give it."""
-        self.outcome = next(choice for choice in self.outcomes if choice.label == label)
-        self._apply_card(amount_too=True)
-
-    def select_card(self, label: str) -> None:
-        if label not in self.cards:
-            raise ValueError(f"unknown card {label!r}; choose one of {', '.join(self.cards)}")
-        self.card_label = label
-        self._apply_card(amount_too=False)
-
-    def prefill(self) -> None:
-        """Fresh faker data, fresh ids, the outcome's card and amount; the selected order for follow-ups."""
-        self._card = forms.make_card(self.operation, self.outcome, self.card_label, DEFAULT_HOLDER)
-        self.values = forms.prefill(self.operation, self.outcome, self._card, self._context())
-        self._prefilled = dict(self.values)
-
-    def _apply_card(self, *, amount_too: bool) -> None:
-        self._card = forms.make_card(self.operation, self.outcome, self.card_label, DEFAULT_HOLDER)
-        fresh = forms.prefill(self.operation, self.outcome, self._card, self._context())
-        names = {"credit_card_number", "card_printed_name", "expire_month", "expire_year", "cvv2"}
-        self._refill(fresh, names | ({"amount", "currency"} if amount_too else set()))
-
-    def _refill(self, fresh: Mapping[str, str], names: Iterable[str]) -> None:
-        """Take these fields of the form from ``fresh``, as if pre-filled (so not noted as edited)."""
-        for name in names:
-            if name in self.values:
-                self.values[name] = self._prefilled[name] = fresh[name]
+        shown = [f"{name} {self.display_value(name)}" for name in _NEWS if self.values.get(name)]
+        return self._confirm(Result("New test data", True, ", ".join(shown)))
 
     def _context(self) -> forms.Context:
         order = self.selected
@@ -111,24 +76,6 @@ class ExplorerModel:
             cardrefid=refs[-1] if refs else "",
             payer_fields=dict(order.acs_result) if order else {},
         )
-
-    def set_value(self, name: str, value: str) -> None:
-        """Edit a field; card data is chosen with the outcome and card lists, never typed or shown."""
-        spec = next((f for f in self.fields if f.name == name), None)
-        if spec is None:
-            raise KeyError(f"{self.operation.name} has no field {name!r}")
-        if spec.secret:
-            if value != self.display_value(name):
-                raise ValueError(f"{name} is card data: choose it with the outcome and card lists")
-            return
-        self.values[name] = value
-
-    def display_value(self, name: str) -> str:
-        return mask_value(name, self.values.get(name, ""))
-
-    def display_values(self) -> dict[str, str]:
-        """The form as it may be shown: card number masked, CVV2 as ***."""
-        return {name: self.display_value(name) for name in self.values}
 
     # --- sending ----------------------------------------------------------------------------------
 
@@ -157,8 +104,10 @@ class ExplorerModel:
         outcome = self.outcome.name if self.outcome else ""
         self.history.append(Action(op.name, target, created, mask_fields(fields), outcome, edited=edited))
         self._renew_ids()
-        title = f"{op.name} sent" + (f": order {created.orderid}" if created else "")
-        return self._show(Result(title, True, "", self._since(mark), status))
+        message = PayerFlow(self).at_send(created) if created is not None else ""
+        status = created.status if created is not None and created.status is not None else status
+        title = f"{op.name} sent" + (f": order {created.orderid}" if created else "") + said(status)
+        return self._show(Result(title, True, message, self._since(mark), status))
 
     def _after_send(
         self, op: Operation, fields: dict[str, str], response: object, target: Tracked | None
@@ -215,8 +164,12 @@ class ExplorerModel:
         if isinstance(tracked.order.ack, FormResponse) and tracked.state is None:
             tracked.status = self.session.client.status(**tracked.status_query)
             return tracked.status
+        merchant = self.session.merchant
+        if not tracked.is_later and any(t.is_later and t.orderid == tracked.orderid for t in self.orders):
+            tracked.status = merchant.request_status(tracked.order)  # the order's status is its latest transaction's
+            return tracked.status
         try:
-            tracked.status = self.session.merchant.current_status(tracked.order)
+            tracked.status = merchant.current_status(tracked.order)
         except WaitTimeout as exc:  # the latest answer of the polls (``PollAttempt.response``), if any
             answers = [attempt.response for attempt in exc.attempts if attempt.response is not None]
             tracked.status = answers[-1] if answers else tracked.status
@@ -259,17 +212,34 @@ class ExplorerModel:
             return self._show(Result(f"payer on {tracked.orderid}", False, str(exc), self._since(mark)))
         return self._show(Result(f"payer on {tracked.label}", True, message, self._since(mark), tracked.status))
 
+    def payer_can_act(self) -> bool:
+        """Whether the selected order waits for the payer (3-D Secure, a hosted page) or is not known yet."""
+        selected = self.selected
+        return selected is not None and selected.state in (None, Status.PROCESSING)
+
     def next_steps(self, tracked: Tracked | None = None) -> tuple[str, ...]:
-        """The next steps of the flow that apply to the order (capture, return, void, card ref + rebill, payout-pay)."""
+        """The next steps that can apply to the order now (capture, return, void, card ref + rebill, payout-pay):
+        by its kind and by what the explorer saw happen to it (``toolkit.explorer.applicable``)."""
         tracked = tracked or self.selected
-        return NEXT_STEPS.get(tracked.operation, ()) if tracked else ()
+        return applicable.next_steps(tracked, self.orders) if tracked else ()
+
+    def why_not(self, step: str, tracked: Tracked | None = None) -> str:
+        """Why ``step`` cannot apply to the selected order now ("" when it can)."""
+        tracked = tracked or self.require_selected()
+        return applicable.why_not(step, tracked, self.orders)
 
     def run_step(self, step: str, amount: str = "") -> Result:
-        """Run a next step on the selected order; ``amount`` blank means the whole (or the default) amount."""
+        """Run a next step on the selected order; ``amount`` blank means the whole (or the default) amount.
+
+        A step that cannot apply is not sent (send the operation from the form to see the gateway refuse it).
+        """
         tracked = self.require_selected()
-        if step not in NEXT_STEPS.get(tracked.operation, ()):
+        if step not in STEPS:
+            raise ValueError(f"no step {step!r}; the steps are: {', '.join(STEPS)}")
+        reason = self.why_not(step, tracked)
+        if reason:
             steps = ", ".join(self.next_steps(tracked)) or "none"
-            return self._show(Result(step, False, f"{step} does not apply to a {tracked.operation}; it takes: {steps}"))
+            return self._show(Result(step, False, f"{step} does not apply: {reason}; it takes: {steps}"))
         try:
             money = Decimal(amount.strip()) if amount.strip() else None
         except InvalidOperation:
@@ -287,18 +257,29 @@ class ExplorerModel:
         for tracked in self.orders:
             self._collect_callbacks(tracked)
         self.export_text = export_feature(self.history, scenario=scenario, callbacks=self.include_callbacks)
+        name = next((line.strip() for line in self.export_text.splitlines() if "Scenario:" in line), "")
+        self._confirm(Result("Exported (see the export tab)", True, name))
         return self.export_text
 
     def save_export(self, path: str | Path, scenario: str | None = None) -> Path:
+        """Write the export to ``path``; the confirmation says where and how it runs."""
         target = Path(path)
+        text = self.export(scenario)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(self.export(scenario))
+        target.write_text(text)
+        steps = sum(1 for line in text.splitlines() if line.strip().startswith(_KEYWORDS))
+        where = f"{target.resolve().parent}"
+        how = f"it runs with: GATEKIT_EXPORTED_FEATURES={where} pytest steps/test_exported.py"
+        self._confirm(Result(f"Saved {target} ({steps} steps)", True, how))
         return target
 
-    def new_scenario(self) -> None:
+    def new_scenario(self) -> Result:
         """Start the history afresh (orders stay selectable; the next scenario starts from here)."""
+        forgotten = len(self.history)
         self.history.clear()
         self.export_text = ""
+        text = f"{forgotten} recorded action{'s' * (forgotten != 1)} forgotten; the orders stay selectable"
+        return self._confirm(Result("New scenario", True, text))
 
     # --- helpers ----------------------------------------------------------------------------------
 
@@ -309,8 +290,24 @@ class ExplorerModel:
         return self.session.exchanges_since(mark)
 
     def _show(self, result: Result) -> Result:
+        """The result of an action on the gateway: the message, and the request / response tabs."""
+        self.last = self.shown = result
+        return result
+
+    def _confirm(self, result: Result) -> Result:
+        """A confirmation (saved, forgotten, new data): the message only; the tabs keep the last exchange."""
         self.last = result
         return result
+
+
+def said(status: StatusResponse | None) -> str:
+    """`` is approved``, `` is declined (Insufficient funds)``, `` waits for the payer``: the outcome in words."""
+    if status is None:
+        return ""
+    if status.needs_payer:
+        return " waits for the payer (3-D Secure)"
+    why = f" ({status.error_message})" if status.error_message and status.status is not Status.APPROVED else ""
+    return f" is {status.status.value}{why}"
 
 
 __all__ = ["METHOD_RESULTS", "PASSWORDS", "ExplorerModel", "Result"]

@@ -8,19 +8,14 @@ another URL or port, ...) and checks the signature against it.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 from collections.abc import Callable, Iterator
 from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from cryptography.hazmat.primitives.asymmetric import rsa
 from oauthlib.oauth1.rfc5849 import signature as rfc5849
 
 from toolkit.explorer.diagnosis import Diagnosis, Finding, Pairs, path_id
-from toolkit.explorer.views import KEY_PLACEHOLDER as KEY
+from toolkit.explorer.oauth_verify import NOT_OPENED, comparable, other_verifiers, verifier
 from toolkit.fields import FIELDS
 from toolkit.masking import mask_base_string, mask_value
 from toolkit.operations import AuthScheme, Operation
@@ -29,8 +24,6 @@ from toolkit.signing import (
     oauth_params_from_header,
     parse_authorization_header,
     signature_base_string,
-    verify_hmac_sha1,
-    verify_rsa_sha256,
 )
 
 REQUIRED = ("oauth_consumer_key", "oauth_signature_method", "oauth_signature", "oauth_timestamp", "oauth_nonce")
@@ -166,44 +159,6 @@ def _candidates(
         yield found, base_string(variant, signed, normalize_url=normalize)
 
 
-def _verifier(scheme: AuthScheme, key: str, public_key: rsa.RSAPublicKey | None) -> Verify | None:
-    if scheme is AuthScheme.OAUTH_HMAC_SHA1:
-        return lambda text, signature: verify_hmac_sha1(text, signature, key)
-    if public_key is None:
-        return None
-    return lambda text, signature: verify_rsa_sha256(text, signature, public_key)
-
-
-def _other_verifiers(
-    scheme: AuthScheme, key: str, public_key: rsa.RSAPublicKey | None
-) -> Iterator[tuple[Finding, Verify]]:
-    """(what the client did, a verifier that does the same): right base string, wrong key handling or digest."""
-    if scheme is AuthScheme.OAUTH_HMAC_SHA1:
-
-        def hmac_with(secret: str) -> Verify:
-            def check(text: str, signature: str) -> bool:
-                digest = hmac.new(secret.encode(), text.encode(), hashlib.sha1).digest()
-                return hmac.compare_digest(base64.b64encode(digest).decode(), signature)
-
-            return check
-
-        why = "the HMAC-SHA1 key is the control key followed by '&' (empty token secret, spec 5.2 rule 4)"
-        yield Finding("HMAC key", f"{KEY}&", KEY, why), hmac_with(key)
-        why = "the key is used exactly as issued"
-        yield Finding("merchant_control_key", KEY, f"{KEY} and a newline", why), hmac_with(key + "\n&")
-    elif public_key is not None:
-
-        def sha1_check(text: str, signature: str) -> bool:
-            try:
-                public_key.verify(base64.b64decode(signature), text.encode(), padding.PKCS1v15(), hashes.SHA1())
-            except (InvalidSignature, ValueError):
-                return False
-            return True
-
-        why = "RSA-SHA256 signs a SHA-256 digest (spec 5.2 rule 5)"
-        yield Finding("digest", "SHA-256", "SHA-1", why), sha1_check
-
-
 def _header_findings(op: Operation, params: dict[str, str], login: str, now: float | None) -> list[Finding]:
     findings = [Finding(n, "a value", "(missing)", "every oauth parameter is required (spec 5.2)") for n in REQUIRED]
     findings = [f for f in findings if not params.get(f.part)]
@@ -258,11 +213,27 @@ def diagnose_oauth(
     signature = params["oauth_signature"]
     shown = (("URL", str(rfc5849.base_string_uri(url))), *((n, mask_value(n, v)) for n, v in pairs))
 
+    compared, expected_value, sent_value = comparable(op.auth, expected, signature, key, public_key)
+
     def result(ok: bool, verdict: str, more: list[Finding], notes: tuple[str, ...] = ()) -> Diagnosis:
         masked = mask_base_string(expected)
-        return Diagnosis(op.name, scheme, ok, verdict, formula, shown, masked, signature, (*findings, *more), notes)
+        everything = (*findings, *more)
+        return Diagnosis(
+            op.name,
+            scheme,
+            ok,
+            verdict,
+            formula,
+            shown,
+            expected_value,
+            sent_value,
+            everything,
+            notes,
+            compared,
+            masked,
+        )
 
-    verify = _verifier(op.auth, key, public_key)
+    verify = verifier(op.auth, key, public_key)
     if verify is None:
         return result(False, "cannot check an RSA-SHA256 signature without the public key", [], ("give public_key=",))
     if verify(expected, signature):
@@ -281,12 +252,33 @@ def diagnose_oauth(
             )
             detail = Finding(named, want, got, hypothesis.why)
             return result(False, f"signature mismatch: {detail.part} — {detail.why}", [detail])
-    for hypothesis, check in _other_verifiers(op.auth, key, public_key):
+    for hypothesis, check in other_verifiers(op.auth, key, public_key):
         if check(expected, signature):
             return result(False, f"signature mismatch: {hypothesis.part} — {hypothesis.why}", [hypothesis])
-    who = "the control key" if op.auth is AuthScheme.OAUTH_HMAC_SHA1 else "the RSA key pair"
+    return result(False, *_unexplained(op, sent_value))
+
+
+def _unexplained(op: Operation, opened: str) -> tuple[str, list[Finding]]:
+    """No mistake reproduces the signature: an RSA signature that opens was made with the merchant's key pair
+    over other content (the body changed after signing); otherwise the key is the suspect."""
+    if op.auth is AuthScheme.OAUTH_RSA_SHA256 and opened != NOT_OPENED:
+        why = (
+            "the signature opens with the merchant's public key, so the key pair is right, but it carries the "
+            "SHA-256 digest of another base string: the body was changed after it was signed (sign last, exactly "
+            "what is sent)"
+        )
+        finding = Finding("body", "the body that was signed", "another body", why)
+        return "signature mismatch: the body was changed after signing (the key pair is right)", [finding]
+    if op.auth is AuthScheme.OAUTH_RSA_SHA256:
+        why = (
+            "the signature does not open with the merchant's public key: it was made with another private key "
+            "(the gateway verifies with the public key it holds for the merchant)"
+        )
+        return "signature mismatch: most likely the RSA key pair", [
+            Finding("key", "the RSA key pair", "another key", why)
+        ]
     why = (
-        f"no single mistake in the base string reproduces the signature; the expected base string is shown: "
-        f"compare it with the client's, or check {who} (the gateway verifies with the public key it holds)"
+        "no single mistake in the base string reproduces the signature: check the control key, or whether the body "
+        "changed after signing (HMAC cannot tell them apart); the expected base string is shown to compare"
     )
-    return result(False, f"signature mismatch: most likely {who}", [Finding("key", who, "another key?", why)])
+    return "signature mismatch: most likely the control key", [Finding("key", "the control key", "another key?", why)]

@@ -3,6 +3,12 @@
     panel = Explorer(toolkit.notebook.start_simulator())
     panel                                   # shows the panel in a notebook
 
+Compact: the operation, the outcome and Send on top; the request's fields folded (required ones
+pre-filled, optional ones apart); the selected order with Status, Act as the payer and the next
+steps that apply; export and save; one message in the colour of the outcome; tabs with the
+request, the signature, the response, the order's sequence diagram and the export.  Where widgets
+cannot render, the panel shows a static picture of itself (``snapshot``).
+
 Widgets only read the model (``render``) and call it (button clicks, value changes), so tests drive
 the panel by setting ``.value`` and calling ``.click()``.  Card data is never put in a widget: card
 fields show the masked value and are chosen with the outcome and card lists; no widget is ever
@@ -17,18 +23,25 @@ from typing import Any
 import ipywidgets as W
 
 from toolkit.errors import GatewayError
+from toolkit.explorer import panel_views as views
 from toolkit.explorer.export import ExportError
 from toolkit.explorer.flowsteps import STEPS
 from toolkit.explorer.forms import FormField
 from toolkit.explorer.model import METHOD_RESULTS, PASSWORDS, ExplorerModel
 from toolkit.explorer.session import GatewaySession
 from toolkit.explorer.timeline import Event
-from toolkit.explorer.views import ExchangeView, FieldsView, Note, SignatureView, TimelineView, esc, page
+from toolkit.explorer.views import Note
+from toolkit.masking import mask_text
 
 NO_OUTCOME = "(the data decides nothing here)"
 TABS = ("request", "signature", "response", "timeline", "export")
 _EXPECTED = (GatewayError, ExportError, LookupError, ValueError)
-_WIDE = {"description_width": "170px"}
+_NARROW = {"description_width": "initial"}
+_FIELD = {"description_width": "170px"}
+
+
+def _button(description: str, tip: str = "", **options: Any) -> W.Button:
+    return W.Button(description=description, tooltip=tip, layout=W.Layout(width="auto"), **options)
 
 
 class Explorer:
@@ -39,50 +52,54 @@ class Explorer:
         model = self.model
         self._syncing = False
         self._form_of = ""
-        self.operation = W.Dropdown(
-            options=[(f"{op.name}: {op.summary}", op.name) for op in model.operations],
-            description="operation",
-            style=_WIDE,
-            layout=W.Layout(width="640px"),
-        )
-        self.outcome = W.Dropdown(description="outcome", style=_WIDE, layout=W.Layout(width="640px"))
-        self.card = W.Dropdown(description="card", style=_WIDE, layout=W.Layout(width="640px"))
-        self.form = W.VBox()
+        operations = [(f"{op.name}: {op.summary}", op.name) for op in model.operations]
+        self.operation = W.Dropdown(options=operations, description="operation", style=_NARROW,
+                                    layout=W.Layout(width="400px"))  # fmt: skip
+        self.outcome = W.Dropdown(description="outcome", style=_NARROW, layout=W.Layout(width="330px"))
+        self.send_button = _button("Send", "sign and send the request", button_style="primary", icon="paper-plane")
+        self.card = W.Dropdown(description="card", style=_NARROW, layout=W.Layout(width="400px"))
+        self.new_data_button = _button("New test data", "a new payer and new ids", icon="refresh")
+        self.required, self.optional = W.VBox(), W.VBox()
+        self.form = W.Accordion(children=[self.required, self.optional], titles=("required fields", "optional"))
         self.inputs: dict[str, W.Widget] = {}
-        self.send_button = W.Button(description="Send", button_style="primary", icon="paper-plane")
-        self.new_data_button = W.Button(description="New test data", icon="refresh")
-        self.orders = W.Dropdown(description="order", style=_WIDE, layout=W.Layout(width="640px"))
-        self.status_button = W.Button(description="Status", tooltip="poll until final, the payer must act, or unknown")
-        self.payer_button = W.Button(description="Act as the payer", tooltip="3-D Secure or the hosted page")
-        self.password = W.Dropdown(options=PASSWORDS, description="challenge password", style=_WIDE)
-        self.method = W.Dropdown(options=METHOD_RESULTS, description="method step", style=_WIDE)
-        self.amount = W.Text(description="amount", placeholder="blank: all that is left", style=_WIDE)
-        self.step_buttons = {step: W.Button(description=step.capitalize()) for step in STEPS}
-        self.export_button = W.Button(description="Export scenario", icon="file-text")
-        self.new_scenario_button = W.Button(description="New scenario", tooltip="forget the actions recorded so far")
-        self.include_callbacks = W.Checkbox(description="check callbacks in the export", value=False)
-        self.save_path = W.Text(value="../features/exported/explorer.feature", description="save to", style=_WIDE)
-        self.save_button = W.Button(description="Save", icon="save")
+        self.orders = W.Dropdown(description="order", style=_NARROW, layout=W.Layout(width="480px"))
+        self.status_button = _button("Status", "poll until final, the payer must act, or unknown")
+        self.payer_button = _button("Act as the payer", "3-D Secure or the hosted page", button_style="info")
+        self.amount = W.Text(placeholder="amount (blank: all that is left)", layout=W.Layout(width="220px"))
+        self.step_buttons = {step: _button(step.capitalize()) for step in STEPS}
+        self.password = W.Dropdown(options=PASSWORDS, description="challenge password", style=_NARROW)
+        self.method = W.Dropdown(options=METHOD_RESULTS, description="method step", style=_NARROW)
+        self.auto_method = W.Checkbox(value=True, description="do the 3-D Secure method step right after Send",
+                                      style=_NARROW, layout=W.Layout(width="auto"))  # fmt: skip
+        self.export_button = _button("Export scenario", "what was done, as a scenario of the suite", icon="file-text")
+        self.new_scenario_button = _button("New scenario", "forget the actions recorded so far")
+        self.include_callbacks = W.Checkbox(value=False, description="check callbacks in the export",
+                                            style=_NARROW, layout=W.Layout(width="auto"))  # fmt: skip
+        self.save_path = W.Text(value="../features/exported/explorer.feature", description="save to",
+                                style=_NARROW, layout=W.Layout(width="420px"))  # fmt: skip
+        self.save_button = _button("Save", "write the export to this file", icon="save")
+        self.options = W.Accordion(
+            children=[W.VBox([W.HBox([self.password, self.method]), self.auto_method, self.include_callbacks])],
+            titles=("payer and export options",),
+        )
         self.message = W.HTML()
-        self.panes = {name: W.HTML() for name in TABS[:-1]}
-        self.exported = W.Textarea(layout=W.Layout(width="100%", height="260px"))
-        self.tabs = W.Tab(children=[*self.panes.values(), self.exported], titles=TABS)
+        self.panes = {name: W.HTML() for name in TABS}
+        self.exported = W.Textarea(layout=W.Layout(width="100%", height="240px"))
+        self.tabs = W.Tab(children=[*(self.panes[n] for n in TABS[:-1]), W.VBox([self.exported])], titles=TABS)
         self.widget = W.VBox(
             [
                 W.HTML("<b>gatekit explorer</b>"),
-                self.operation,
-                self.outcome,
-                self.card,
+                W.HBox([self.operation, self.outcome, self.send_button]),
+                W.HBox([self.card, self.new_data_button]),
                 self.form,
-                W.HBox([self.send_button, self.new_data_button]),
-                self.orders,
-                W.HBox([self.status_button, self.payer_button, self.password, self.method]),
+                W.HBox([self.orders, self.status_button, self.payer_button]),
                 W.HBox([self.amount, *self.step_buttons.values()]),
-                W.HBox([self.export_button, self.new_scenario_button, self.include_callbacks]),
-                W.HBox([self.save_path, self.save_button]),
+                W.HBox([self.export_button, self.save_path, self.save_button, self.new_scenario_button]),
+                self.options,
                 self.message,
                 self.tabs,
-            ]
+            ],
+            layout=W.Layout(max_width="1100px"),
         )
         self._wire()
         model.session.timeline.subscribe(self._on_event)
@@ -98,16 +115,21 @@ class Explorer:
         self._on_change(self.orders, lambda key: model.select_order(key) if key else None)
         self._on_change(self.password, lambda value: setattr(model, "password", value))
         self._on_change(self.method, lambda value: setattr(model, "method_result", value))
+        self._on_change(self.auto_method, lambda value: setattr(model, "auto_method", value))
         self._on_change(self.include_callbacks, lambda value: setattr(model, "include_callbacks", value))
         self._on_click(self.send_button, model.send)
-        self._on_click(self.new_data_button, model.prefill)
+        self._on_click(self.new_data_button, model.new_test_data)
         self._on_click(self.status_button, model.refresh)
         self._on_click(self.payer_button, model.follow_as_payer)
         for step, button in self.step_buttons.items():
             self._on_click(button, self._step_action(step))
-        self._on_click(self.export_button, model.export)
+        self._on_click(self.export_button, self._export)
         self._on_click(self.new_scenario_button, model.new_scenario)
         self._on_click(self.save_button, lambda: model.save_export(self.save_path.value))
+
+    def _export(self) -> None:
+        self.model.export()
+        self.tabs.selected_index = TABS.index("export")
 
     def _step_action(self, step: str) -> Callable[[], object]:
         return lambda: self.model.run_step(step, self.amount.value)
@@ -124,16 +146,13 @@ class Explorer:
 
     def _run(self, action: Callable[[], object]) -> None:
         """Call the model; an expected refusal (export, selection, gateway) is shown, not raised."""
-        error: Exception | None = None
         try:
-            result = action()
+            action()
         except _EXPECTED as exc:
-            error, result = exc, None
+            self.render()
+            self.message.value = Note(f"{exc.__class__.__name__}: {exc}", bad=True)._repr_html_()
+            return
         self.render()
-        if error is not None:
-            self.message.value = Note(f"{error.__class__.__name__}: {error}", bad=True)._repr_html_()
-        elif isinstance(result, str) and result.startswith("@exported"):
-            self.tabs.selected_index = TABS.index("export")
 
     # --- rendering --------------------------------------------------------------------------------
 
@@ -151,21 +170,26 @@ class Explorer:
             self._render_form()
             self.orders.options = [(t.label, t.key) for t in model.orders] or [("(no order yet)", "")]
             self.orders.value = model.selected.key if model.selected else ""
+            self.auto_method.value = model.auto_method
             self.include_callbacks.value = model.include_callbacks
         finally:
             self._syncing = False
         steps = model.next_steps()
         for step, button in self.step_buttons.items():
             button.disabled = step not in steps
-        self.status_button.disabled = self.payer_button.disabled = model.selected is None
-        self._render_result()
-        self.exported.value = model.export_text
+            button.tooltip = model.why_not(step) if model.selected and step not in steps else f"{step} the order"
+        self.status_button.disabled = model.selected is None
+        self.payer_button.disabled = not model.payer_can_act()
+        self._render_panes()
 
     def _render_form(self) -> None:
         model = self.model
         if self._form_of != model.operation.name:
             self.inputs = {spec.name: self._input(spec) for spec in model.fields}
-            self.form.children = list(self.inputs.values())
+            required = [self.inputs[s.name] for s in model.fields if s.section != "optional"]
+            optional = [self.inputs[s.name] for s in model.fields if s.section == "optional"]
+            self.required.children, self.optional.children = required, optional
+            self.form.titles = (f"required fields ({len(required)}, pre-filled)", f"optional ({len(optional)})")
             self._form_of = model.operation.name
         for name, widget in self.inputs.items():
             widget.value = model.display_value(name)
@@ -176,40 +200,27 @@ class Explorer:
         name = spec.name
         if spec.secret:  # shown masked; a value put in it is refused by the model and masked again
             tip = "card data: chosen with the outcome and card lists, never typed or shown"
-            secret = W.Text(description=label, disabled=True, tooltip=tip, style=_WIDE, layout=layout)
+            secret = W.Text(description=label, disabled=True, tooltip=tip, style=_FIELD, layout=layout)
             self._on_change(secret, lambda value: self.model.set_value(name, value))
             return secret
         if spec.choices:
-            widget: W.Widget = W.Dropdown(options=("", *spec.choices), description=label, style=_WIDE, layout=layout)
+            widget: W.Widget = W.Dropdown(options=("", *spec.choices), description=label, style=_FIELD, layout=layout)
         else:
-            widget = W.Text(description=label, placeholder=spec.doc, tooltip=spec.doc, style=_WIDE, layout=layout)
+            widget = W.Text(description=label, placeholder=spec.doc, tooltip=spec.doc, style=_FIELD, layout=layout)
         self._on_change(widget, lambda value: self.model.set_value(name, value))
         return widget
 
-    def _render_result(self) -> None:
-        last = self.model.last
-        if last is None:
-            self.message.value = Note("pick an operation and an outcome, then Send")._repr_html_()
-        else:
-            extra = [*last.problems, *([last.message] if last.message else [])]
-            self.message.value = Note(last.title, bad=not last.ok, extra=extra)._repr_html_()
-        exchange = last.exchange if last else None
-        if last is None or exchange is None:
-            for name in ("request", "signature", "response"):
-                self.panes[name].value = _empty("nothing sent" + (f": {last.title}" if last else " yet"))
-        else:
-            self.panes["request"].value = page(ExchangeView(exchange).request_html())
-            trace = exchange.signature
-            self.panes["signature"].value = SignatureView(trace)._repr_html_() if trace else _empty("not signed")
-            answer = FieldsView(f"HTTP {exchange.status_code}: {last.response.get('type', '')}", last.response)
-            status = FieldsView("the order's status now", dict(last.status.raw)) if last.status else None
-            self.panes["response"].value = answer._repr_html_() + (status._repr_html_() if status else "")
+    def _render_panes(self) -> None:
+        model = self.model
+        self.message.value = views.message_html(model)
+        self.panes["request"].value = views.request_html(model.shown)
+        self.panes["signature"].value = views.signature_html(model.shown)
+        self.panes["response"].value = views.response_html(model.shown)
         self._render_timeline()
+        self.exported.value = model.export_text
 
     def _render_timeline(self) -> None:
-        selected = self.model.selected
-        title = f"timeline of {selected.label}" if selected else "timeline"
-        self.panes["timeline"].value = TimelineView(self.model.timeline(), title)._repr_html_()
+        self.panes["timeline"].value = views.timeline_html(self.model)
 
     def _on_event(self, event: Event) -> None:
         """Callbacks and payer redirects arrive on the receiver's thread: refresh the timeline."""
@@ -223,14 +234,24 @@ class Explorer:
 
     # --- display ----------------------------------------------------------------------------------
 
+    def snapshot(self) -> views.Snapshot:
+        """A static picture of the panel (message, selected order, its diagram, the export): shows anywhere."""
+        return views.Snapshot(views.snapshot_html(self.model))
+
     def close(self) -> None:
-        """Stop following the timeline and close every widget of the panel."""
+        """Stop following the timeline and close every widget of the panel (it disappears from the notebook)."""
         self.model.session.timeline.unsubscribe(self._on_event)
         for widget in _walk(self.widget):
             widget.close()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        """The live widget, with a static picture beside it for where widgets cannot render."""
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs))
+        bundle["text/html"] = views.snapshot_html(self.model)
+        bundle["text/plain"] = mask_text(
+            f"Explorer({self.model.selected.label if self.model.selected else 'no order'})"
+        )
+        return bundle
 
     def texts(self) -> list[str]:
         """Every string the panel holds (values, options, labels, tips): for checks that nothing leaks."""
@@ -253,7 +274,3 @@ def _walk(root: W.Widget) -> list[W.Widget]:
         found.append(widget)
         stack.extend(getattr(widget, "children", ()))
     return found
-
-
-def _empty(text: str) -> str:
-    return page(f"<p>{esc(text)}</p>")

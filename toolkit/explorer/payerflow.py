@@ -9,12 +9,14 @@ step is noted on the timeline and recorded for the exporter.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from toolkit.errors import ApiError
-from toolkit.explorer.history import PAYER_CHALLENGE, PAYER_HOSTED, PAYER_METHOD, Action, Tracked
+from toolkit.errors import ApiError, GatewayError
+from toolkit.explorer.history import METHOD_LAPSED, PAYER_CHALLENGE, PAYER_HOSTED, PAYER_METHOD, Action, Tracked
+from toolkit.flows import METHOD_WINDOW
 from toolkit.models import FormResponse, StatusResponse
-from toolkit.payer import PASSWORDS
+from toolkit.payer import PASSWORDS, PayerError
 from toolkit.testdata.cards import card_for
 
 if TYPE_CHECKING:
@@ -36,17 +38,61 @@ class PayerFlow:
         status = self.model.settle(tracked)
         if status is None or not status.needs_payer:
             return f"nothing for the payer to do: the order is {status.status.value if status else 'unknown'}"
-        if not tracked.three_ds_v1 and self.model.session.payer.html_page(status).iframes:
+        lapsed = ""
+        if self.awaits_method(tracked, status):
             self.method_step(tracked, status)
             status = self.model.settle(tracked)
+        elif self.method_lapsed(tracked, status):
+            lapsed = self.record_lapse(tracked)
         if status is not None and status.needs_payer:
             self.challenge(tracked, status)
         self.model.settle(tracked)
-        return f"the order is {tracked.state.value if tracked.state else 'unknown'}"
+        return lapsed + f"the order is {tracked.state.value if tracked.state else 'unknown'}"
+
+    def at_send(self, tracked: Tracked) -> str:
+        """3-D Secure 2: the gateway waits ``METHOD_WINDOW`` seconds for the method step, less than a person
+        takes to reach for the payer button: do it now (``auto_method``), or say by when it must be done."""
+        if tracked.status is None or not self.awaits_method(tracked, tracked.status):
+            return ""
+        if not self.model.auto_method:
+            by = (datetime.now(UTC) + timedelta(seconds=METHOD_WINDOW)).strftime("%H:%M:%S")
+            return (
+                f"3-D Secure: act as the payer within {METHOD_WINDOW} s (before {by} UTC), or the gateway times "
+                "the method step out (N)"
+            )
+        try:
+            self.method_step(tracked, tracked.status)
+        except (GatewayError, PayerError) as exc:
+            return f"3-D Secure: the method step failed: {exc}"
+        self.model.settle(tracked)
+        done = "the payer's browser loaded the method URL and " if self.model.method_result == "completed" else ""
+        return (
+            f"3-D Secure: {done}the merchant reported the method step as {self.model.method_result} at once "
+            f"(the gateway waits only {METHOD_WINDOW} s); act as the payer for the challenge"
+        )
+
+    def awaits_method(self, tracked: Tracked, status: StatusResponse) -> bool:
+        """The status hands the payer's browser the 3-D Secure 2 method frame (the 10 s window is running)."""
+        if tracked.three_ds_v1 or not status.needs_payer:
+            return False
+        return bool(self.model.session.payer.html_page(status).iframes)
+
+    @staticmethod
+    def method_lapsed(tracked: Tracked, status: StatusResponse) -> bool:
+        """Nobody reported the method step and the gateway decided ``N`` itself (the window passed)."""
+        return not tracked.method and status.get("three-ds-comp-ind") == "N" and not tracked.three_ds_v1
+
+    def record_lapse(self, tracked: Tracked) -> str:
+        """What happened, recorded: the export reports the method step as timed out, which reaches the same state."""
+        tracked.method = "lapsed"
+        self._note(tracked, f"the gateway timed out the 3-D Secure method step (not reported within {METHOD_WINDOW} s)")
+        self.model.history.append(Action(METHOD_LAPSED, tracked, detail={"indicator": "N"}))
+        return f"the method step was not reported within {METHOD_WINDOW} s: the gateway timed it out (N); "
 
     def method_step(self, tracked: Tracked, status: StatusResponse) -> None:
         """The browser loads the method URL (unless the result is 'timed out' / 'absent'); the merchant reports it."""
         session, how = self.model.session, self.model.method_result
+        tracked.method = how
         if how == "completed":
             page = session.payer.load_method_url(status)
             self._note(tracked, f"payer's browser loaded the 3-D Secure method URL (HTTP {page.status_code})")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from toolkit.explorer.gherkin import ExportError, Writer, money
-from toolkit.explorer.history import PAYER_CHALLENGE, PAYER_HOSTED, PAYER_METHOD, Action, Tracked
+from toolkit.explorer.history import METHOD_LAPSED, PAYER_CHALLENGE, PAYER_HOSTED, PAYER_METHOD, Action, Tracked
 from toolkit.flows import METHOD_INDICATORS
 from toolkit.models import Status
 from toolkit.testdata.outcomes import amount_for_currency, outcome_for_amount, outcome_for_cvv
@@ -221,6 +221,13 @@ def _report_method(w: Writer, a: Action) -> None:
     w.methods.add(id(tracked))
 
 
+def _method_lapsed(w: Writer, a: Action) -> None:
+    tracked = w.on_order(a, a.target)
+    w.add("#", "in the explorer nobody reported the method step in time: the gateway timed it out (N)")
+    w.add("When", "the merchant reports the method step as timed out")
+    w.methods.add(id(tracked))
+
+
 def _challenge(w: Writer, a: Action) -> None:
     tracked = w.on_order(a, a.target)
     right = a.detail.get("password") == "right"
@@ -280,11 +287,12 @@ HANDLERS: dict[str, Callable[[Writer, Action], None]] = {
     PAYER_HOSTED: _hosted,
     PAYER_METHOD: _method,
     "upload_method_url_result": _report_method,
+    METHOD_LAPSED: _method_lapsed,
     PAYER_CHALLENGE: _challenge,
     "upload_cres_result": _upload("challenge"),
     "upload_pares_result": _upload("authentication"),
     "status": _status,
     "get_card_info": _comment("card information asked (not a step of its own)"),
 }
-CONTINUATIONS = frozenset({PAYER_METHOD, PAYER_CHALLENGE, PAYER_HOSTED, "upload_method_url_result",
+CONTINUATIONS = frozenset({PAYER_METHOD, PAYER_CHALLENGE, PAYER_HOSTED, METHOD_LAPSED, "upload_method_url_result",
                            "upload_cres_result", "upload_pares_result"})  # fmt: skip

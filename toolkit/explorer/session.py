@@ -16,8 +16,9 @@ from urllib.parse import urlsplit
 from toolkit.callbacks import CallbackReceiver, forwarded_callback_url
 from toolkit.client import GatewayClient
 from toolkit.config import GatewayConfig, load_config
+from toolkit.diagram import Diagram
 from toolkit.exchange import Exchange
-from toolkit.explorer.timeline import Event, Timeline
+from toolkit.explorer.timeline import Event, Timeline, exchange_ids
 from toolkit.explorer.views import ExchangeView, TimelineView, esc, page, section, table
 from toolkit.flows import Merchant, Order
 from toolkit.payer import Payer
@@ -129,6 +130,23 @@ class GatewaySession:
             return TimelineView(self.timeline.events())
         events: list[Event] = self.timeline.for_order(order.orderid, order.client_orderid)
         return TimelineView(events, f"timeline of order {order.orderid} ({order.client_orderid})")
+
+    def diagram_of(self, order: Order | None = None, title: str = "") -> Diagram:
+        """The sequence diagram of one order (its requests, polls, payer pages, callbacks), or of everything."""
+        with self._lock:
+            exchanges = list(self.exchanges)
+        arrivals, visits = self.receiver.received, list(self.payer.visits)
+        if order is None:
+            return Diagram.of(exchanges, arrivals, visits, title=title or "everything so far")
+        orderid, client_orderid = order.orderid, order.client_orderid
+
+        def ours(ids: tuple[frozenset[str], str]) -> bool:
+            return orderid in ids[0] or bool(client_orderid and ids[1] == client_orderid)
+
+        exchanges = [e for e in exchanges if ours(exchange_ids(e))]
+        arrivals = [r for r in arrivals if ours((frozenset({r.orderid}), r.client_orderid))]
+        visits = [v for v in visits if v.orderid == orderid]
+        return Diagram.of(exchanges, arrivals, visits, title=title or f"order {orderid} ({client_orderid})")
 
     @property
     def callback_url(self) -> str | None:

@@ -17,8 +17,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from toolkit.callbacks import Received
+from toolkit.display.views import decoded_answer
 from toolkit.exchange import Exchange
-from toolkit.wire import DecodeError, decode_response
 
 EventKind = Literal["request", "poll", "callback", "redirect", "payer"]
 Listener = Callable[["Event"], None]
@@ -52,22 +52,20 @@ class Event:
         return self.at.strftime("%H:%M:%S.") + f"{self.at.microsecond // 1000:03d}"
 
 
-def decoded_answer(exchange: Exchange) -> dict[str, str]:
-    """The decoded (masked) answer; an undecodable body as ``{"body": ...}``, no body as ``{}``."""
-    if not exchange.response_body:
-        return {}
-    try:
-        return decode_response(exchange.response_body)
-    except DecodeError:
-        return {"body": exchange.response_body}
+def exchange_ids(exchange: Exchange) -> tuple[frozenset[str], str]:
+    """The gateway's orderid values an exchange names (sent or answered) and the merchant's client_orderid."""
+    sent = dict(exchange.request_fields)
+    answer = decoded_answer(exchange)
+    orderids = frozenset(filter(None, (sent.get("orderid", ""), answer.get("paynet-order-id", ""))))
+    client_orderid = sent.get("client_orderid") or sent.get("client-order-id") or answer.get("merchant-order-id", "")
+    return orderids, client_orderid
 
 
 def exchange_event(exchange: Exchange, at: datetime) -> Event:
     """A request (or a status poll) as an event, summarised from its masked record."""
     sent = dict(exchange.request_fields)
     answer = decoded_answer(exchange)
-    orderids = frozenset(filter(None, (sent.get("orderid", ""), answer.get("paynet-order-id", ""))))
-    client_orderid = sent.get("client_orderid") or sent.get("client-order-id") or answer.get("merchant-order-id", "")
+    orderids, client_orderid = exchange_ids(exchange)
     if exchange.status_code is None:
         said = f"no answer ({exchange.error})"
     elif exchange.operation == "status" and answer.get("status"):

@@ -107,7 +107,7 @@ def method_loaded(engine: Engine, token: str) -> Row | None:
     with engine.store.transaction():
         tx = by_token(engine, token)
         if tx is not None:
-            tx = engine.set_extra(tx, method_loaded=True)
+            tx = engine.set_extra(tx, method_loaded=True, method_loaded_at=engine.clock.now())
         return tx
 
 
@@ -145,7 +145,7 @@ def v1_pares(engine: Engine, token: str, password: str | None = None) -> tuple[R
 
 def record_answer(engine: Engine, tx: Row) -> Row:
     """The payer answered the ACS page of an API flow: the page is used up; the merchant uploads the result."""
-    return engine.set_extra(tx, acs_answered=True)
+    return engine.set_extra(tx, acs_answered=True, acs_answered_at=engine.clock.now())
 
 
 def was_answered(engine: Engine, tx: Row) -> bool:
