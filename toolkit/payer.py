@@ -8,12 +8,14 @@ outcome to where the merchant receives them (its ``redirect_url``).  Pages are r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 import requests
 
 from toolkit.htmlforms import Form, Page
+from toolkit.masking import mask_fields, mask_html, mask_text
 from toolkit.models import StatusResponse
 from toolkit.testdata.cards import Card
 from toolkit.testdata.outcomes import CHALLENGE_PASSWORD
@@ -37,45 +39,97 @@ class Delivered:
     status_code: int
 
 
-class Payer:
-    """A cardholder's browser without JavaScript; one cookie jar per payer."""
+@dataclass(frozen=True)
+class PageVisit:
+    """One request of the payer's browser and its answer, masked at birth (for reports and diagrams).
 
-    def __init__(self, *, session: requests.Session | None = None, timeout: float = 10.0) -> None:
+    ``step`` says what the payer did ("answers the 3-D Secure challenge"); ``url`` is the address
+    asked for, ``final_url`` where the redirects (``redirects``: their statuses) ended.
+    """
+
+    step: str
+    method: str
+    url: str
+    fields: tuple[tuple[str, str], ...]
+    status_code: int
+    final_url: str
+    redirects: tuple[int, ...]
+    body: str
+    elapsed: float
+
+    @classmethod
+    def capture(cls, step: str, response: requests.Response, fields: Mapping[str, str]) -> PageVisit:
+        first = response.history[0] if response.history else response
+        hops = [*response.history, response]
+        return cls(
+            step=step,
+            method=str(first.request.method),
+            url=mask_text(str(first.request.url)),
+            fields=tuple(mask_fields(fields).items()),
+            status_code=response.status_code,
+            final_url=mask_text(response.url),
+            redirects=tuple(hop.status_code for hop in response.history),
+            body=mask_html(response.text),
+            elapsed=sum((hop.elapsed for hop in hops), timedelta()).total_seconds(),
+        )
+
+
+PageObserver = Callable[[PageVisit], None]
+
+
+class Payer:
+    """A cardholder's browser without JavaScript; one cookie jar per payer.
+
+    ``observers`` see every request the payer makes, as a masked ``PageVisit`` (the pytest
+    plugin attaches them to the Allure report).
+    """
+
+    def __init__(
+        self, *, session: requests.Session | None = None, timeout: float = 10.0, observers: Sequence[PageObserver] = ()
+    ) -> None:
         self.session = session or requests.Session()
         self.session.headers["User-Agent"] = "gatekit-payer (a test browser without JavaScript)"
         self.timeout = timeout
         self.history: list[Page] = []
+        self.observers = list(observers)
 
-    def _page(self, response: requests.Response) -> Page:
+    def _page(self, response: requests.Response, step: str, fields: Mapping[str, str] | None = None) -> Page:
         redirects = tuple(hop.status_code for hop in response.history)
         page = Page.parse(response.url, response.status_code, response.text, redirects=redirects)
         self.history.append(page)
+        self._observe(step, response, fields or {})
         return page
 
-    def open(self, url: str) -> Page:
-        """GET a page (redirects followed)."""
-        return self._page(self.session.get(url, timeout=self.timeout))
+    def _observe(self, step: str, response: requests.Response, fields: Mapping[str, str]) -> None:
+        if self.observers:
+            visit = PageVisit.capture(step, response, fields)
+            for observer in self.observers:
+                observer(visit)
 
-    def submit(self, form: Form, values: Mapping[str, str] | None = None) -> Page:
+    def open(self, url: str, *, step: str = "opens a page") -> Page:
+        """GET a page (redirects followed)."""
+        return self._page(self.session.get(url, timeout=self.timeout), step)
+
+    def submit(self, form: Form, values: Mapping[str, str] | None = None, *, step: str | None = None) -> Page:
         """Submit a form with its current values overridden by ``values``."""
         data = {**form.fields, **(values or {})}
         if form.method == "post":
             response = self.session.post(form.action, data=data, timeout=self.timeout)
         else:
             response = self.session.get(form.action, params=data, timeout=self.timeout)
-        return self._page(response)
+        return self._page(response, step or f"submits the form {form.id or form.action}", data)
 
     # --- the steps of the flows ------------------------------------------------------------------
 
     def follow(self, status: StatusResponse) -> Page:
         """Do what a processing status asks: go to ``redirect-to``, or render ``html`` (auto-submit it)."""
         if status.redirect_to:
-            return self.open(status.redirect_to)
+            return self.open(status.redirect_to, step="opens the issuer's 3-D Secure page (status redirect-to)")
         if status.html:
             page = self.html_page(status)
             if page.iframes:
-                return self.open(page.iframes[0])
-            return self.submit(page.form())
+                return self.open(page.iframes[0], step="loads the frame of the status html")
+            return self.submit(page.form(), step="auto-submits the form of the status html")
         raise PayerError(f"status {status.status} of order {status.orderid} asks nothing of the payer")
 
     def html_page(self, status: StatusResponse) -> Page:
@@ -87,7 +141,7 @@ class Payer:
         page = self.html_page(status)
         if not page.iframes:
             raise PayerError(f"status of order {status.orderid} carries no 3-D Secure method frame")
-        loaded = self.open(page.iframes[0])
+        loaded = self.open(page.iframes[0], step="loads the 3-D Secure method URL (hidden frame)")
         if loaded.status_code >= 400:
             raise PayerError(f"the 3-D Secure method URL {loaded.url} answered HTTP {loaded.status_code}")
         return loaded
@@ -96,11 +150,11 @@ class Payer:
         """Enter a card on a hosted payment page and press pay."""
         form = page.form("payment-form")
         entries = {name: value for name, value in card.fields().items() if name in form.fields}
-        return self.submit(form, {**entries, **overrides})
+        return self.submit(form, {**entries, **overrides}, step="pays on the hosted payment page")
 
     def enter_card(self, url: str, card: Card) -> Page:
         """Open the hosted payment page, enter the card and press pay; PayerError if the page refuses it."""
-        page = self.fill_payment_page(self.open(url), card)
+        page = self.fill_payment_page(self.open(url, step="opens the hosted payment page"), card)
         if page.field_errors():
             raise PayerError(f"the payment page refused the card: {page.field_errors()}")
         return page
@@ -114,7 +168,8 @@ class Payer:
         """Type the password on the ACS page (3-D Secure 2.x challenge or 1.0.2) and submit."""
         for form_id in CHALLENGE_FORMS:
             if any(form.id == form_id for form in page.forms):
-                return self.submit(page.form(form_id), {"password": password})
+                step = "answers the 3-D Secure challenge on the ACS page"
+                return self.submit(page.form(form_id), {"password": password}, step=step)
         raise PayerError(f"{page.url} shows no 3-D Secure challenge (HTTP {page.status_code})")
 
     def redirect_fields(self, page: Page) -> dict[str, str]:
@@ -125,6 +180,7 @@ class Payer:
         """Do the page's auto-submit: POST the signed outcome (and CRes/PaRes) to the merchant."""
         form = page.form(MERCHANT_REDIRECT_FORM)
         response = self.session.post(form.action, data=form.fields, timeout=self.timeout)
+        self._observe("returns to the merchant with the signed outcome (redirect_url)", response, form.fields)
         return Delivered(form.action, dict(form.fields), response.status_code)
 
     def pay_on_hosted_page(self, url: str, card: Card, password: str = CHALLENGE_PASSWORD) -> Delivered:

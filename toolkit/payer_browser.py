@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +41,20 @@ def find_browser() -> tuple[str, str]:
     return chromium, driver
 
 
-class BrowserPayer:
-    """A cardholder in headless Chromium; ``wait`` bounds every wait for a page element."""
+# Where each page the browser shows goes: (what the payer sees, PNG bytes); the plugin attaches it to Allure.
+ScreenshotObserver = Callable[[str, bytes], None]
+WINDOW = (1000, 760)
 
-    def __init__(self, *, wait: float = 10.0) -> None:
+
+class BrowserPayer:
+    """A cardholder in headless Chromium; ``wait`` bounds every wait for a page element.
+
+    With ``observers``, every page the payer reaches (the hosted payment page, the issuer's
+    3-D Secure page, where the merchant's redirect lands) is screenshot, before anything is typed
+    into it: a screenshot never shows card data the payer typed.
+    """
+
+    def __init__(self, *, wait: float = 10.0, observers: Sequence[ScreenshotObserver] = ()) -> None:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
 
@@ -59,6 +70,8 @@ class BrowserPayer:
             shutil.rmtree(self._profile, ignore_errors=True)
             raise
         self.wait = wait
+        self.observers = list(observers)
+        self.driver.set_window_size(*WINDOW)
 
     def close(self) -> None:
         self.driver.quit()
@@ -81,6 +94,20 @@ class BrowserPayer:
 
     def open(self, url: str) -> None:
         self.driver.get(url)
+        self.snapshot("opened the page")
+
+    def snapshot(self, what: str) -> None:
+        """Show the page as it is now to the observers (``what``: what the payer just did)."""
+        if not self.observers:
+            return
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        loaded = lambda driver: driver.execute_script("return document.readyState") == "complete"  # noqa: E731
+        WebDriverWait(self.driver, self.wait).until(loaded)
+        png: bytes = self.driver.get_screenshot_as_png()
+        seen = f"Screenshot after the payer {what}: {self.driver.title or 'untitled page'}"
+        for observer in self.observers:
+            observer(seen, png)
 
     def fill_payment_page(self, card: Card, **overrides: str) -> None:
         """Type the card into the hosted page's inputs (those it has), press ``pay`` and wait for the next page."""
@@ -92,6 +119,7 @@ class BrowserPayer:
                 inputs[0].send_keys(value)
         self._element("pay").click()
         self._left(form)
+        self.snapshot("pressed pay")
 
     def _left(self, element: Any) -> None:
         """Wait until ``element``'s page is gone (the browser loaded what the submit answered)."""
@@ -107,6 +135,7 @@ class BrowserPayer:
         button = "submit-challenge" if self.driver.find_elements("id", "submit-challenge") else "submit-acs"
         self._element(button).click()
         self._left(field)
+        self.snapshot("answered the challenge")
 
     def field_errors(self) -> dict[str, str]:
         elements = self.driver.find_elements("css selector", ".field-error")
