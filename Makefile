@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PIP_FLAGS := --disable-pip-version-check --no-input -q
 
-.PHONY: install test lint typecheck unit certify bench fuzz clean lab
+.PHONY: install test lint typecheck unit certify screenshots bench fuzz clean lab
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,11 @@ $(NODE_STAMP): package.json package-lock.json
 # The main job: the certification suite against the embedded simulator, Allure + JUnit reports.
 certify: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/gatekit certify --profile simulator
+
+# Screenshots of the report (reports/screenshots/*.png): the overview, the trends, two 3-D Secure scenarios with
+# their page screenshots, a failing run's tree and categories; headless Chromium (scripts/report_screenshots.py).
+screenshots: certify
+	$(PY) scripts/report_screenshots.py --no-run
 
 # JupyterLab on notebooks/ (the `lab` extra is installed on first use); a notebook starts the simulator
 # inside its kernel with toolkit.notebook.start_simulator().  Extra options: make lab LAB_FLAGS=--no-browser

@@ -287,7 +287,11 @@ def can_still_return(merchant: Merchant, order: Order, amount: Decimal) -> None:
 def latest_transaction(merchant: Merchant, order: Order, kind: str, amount: Decimal) -> None:
     """``status`` without ``by-request-sn``: the order's latest transaction (behaviour section 10)."""
     status = merchant.order_status(order)
-    assert (status.status, status.transaction_type, status.amount) == (Status.APPROVED, kind, amount), status.raw
+    latest = (status.status, status.transaction_type, status.amount)
+    assert latest == (Status.APPROVED, kind, amount), (
+        f"{order}: the latest transaction is {status.status.value} "
+        f"{status.transaction_type} of {status.amount} {status.get('currency')}"
+    )
 
 
 @then(
