@@ -22,6 +22,7 @@ BROWSER_STAMP := $(VENV)/.chromium
 $(BROWSER_STAMP): | $(STAMP)
 	@if [ "$$GATEKIT_BROWSER" = off ] || { command -v chromium && command -v chromedriver; } >/dev/null; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "Installing Chromium and ChromeDriver from Debian (apt-get) for the real-browser tests; GATEKIT_BROWSER=off skips them"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	else echo "Chromium is needed: apt-get install chromium chromium-driver (or GATEKIT_BROWSER=off)"; exit 1; fi
 	@touch $(BROWSER_STAMP)
