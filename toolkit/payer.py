@@ -8,7 +8,8 @@ outcome to where the merchant receives them (its ``redirect_url``).  Pages are r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -92,6 +93,16 @@ class Payer:
         self.timeout = timeout
         self.history: list[Page] = []
         self.observers = list(observers)
+        self._step: str | None = None  # what the payer is doing, for the observers (``_doing``)
+
+    @contextmanager
+    def _doing(self, step: str) -> Iterator[None]:
+        """Name what the requests made inside are for ("answers the 3-D Secure challenge...")."""
+        outer, self._step = self._step, step
+        try:
+            yield
+        finally:
+            self._step = outer
 
     def _page(self, response: requests.Response, step: str, fields: Mapping[str, str] | None = None) -> Page:
         redirects = tuple(hop.status_code for hop in response.history)
@@ -102,34 +113,37 @@ class Payer:
 
     def _observe(self, step: str, response: requests.Response, fields: Mapping[str, str]) -> None:
         if self.observers:
-            visit = PageVisit.capture(step, response, fields)
+            visit = PageVisit.capture(self._step or step, response, fields)
             for observer in self.observers:
                 observer(visit)
 
-    def open(self, url: str, *, step: str = "opens a page") -> Page:
+    def open(self, url: str) -> Page:
         """GET a page (redirects followed)."""
-        return self._page(self.session.get(url, timeout=self.timeout), step)
+        return self._page(self.session.get(url, timeout=self.timeout), "opens a page")
 
-    def submit(self, form: Form, values: Mapping[str, str] | None = None, *, step: str | None = None) -> Page:
+    def submit(self, form: Form, values: Mapping[str, str] | None = None) -> Page:
         """Submit a form with its current values overridden by ``values``."""
         data = {**form.fields, **(values or {})}
         if form.method == "post":
             response = self.session.post(form.action, data=data, timeout=self.timeout)
         else:
             response = self.session.get(form.action, params=data, timeout=self.timeout)
-        return self._page(response, step or f"submits the form {form.id or form.action}", data)
+        return self._page(response, f"submits the form {form.id or form.action}", data)
 
     # --- the steps of the flows ------------------------------------------------------------------
 
     def follow(self, status: StatusResponse) -> Page:
         """Do what a processing status asks: go to ``redirect-to``, or render ``html`` (auto-submit it)."""
         if status.redirect_to:
-            return self.open(status.redirect_to, step="opens the issuer's 3-D Secure page (status redirect-to)")
+            with self._doing("opens the issuer's 3-D Secure page (status redirect-to)"):
+                return self.open(status.redirect_to)
         if status.html:
             page = self.html_page(status)
             if page.iframes:
-                return self.open(page.iframes[0], step="loads the frame of the status html")
-            return self.submit(page.form(), step="auto-submits the form of the status html")
+                with self._doing("loads the frame of the status html"):
+                    return self.open(page.iframes[0])
+            with self._doing("auto-submits the form of the status html"):
+                return self.submit(page.form())
         raise PayerError(f"status {status.status} of order {status.orderid} asks nothing of the payer")
 
     def html_page(self, status: StatusResponse) -> Page:
@@ -141,7 +155,8 @@ class Payer:
         page = self.html_page(status)
         if not page.iframes:
             raise PayerError(f"status of order {status.orderid} carries no 3-D Secure method frame")
-        loaded = self.open(page.iframes[0], step="loads the 3-D Secure method URL (hidden frame)")
+        with self._doing("loads the 3-D Secure method URL (hidden frame)"):
+            loaded = self.open(page.iframes[0])
         if loaded.status_code >= 400:
             raise PayerError(f"the 3-D Secure method URL {loaded.url} answered HTTP {loaded.status_code}")
         return loaded
@@ -150,11 +165,14 @@ class Payer:
         """Enter a card on a hosted payment page and press pay."""
         form = page.form("payment-form")
         entries = {name: value for name, value in card.fields().items() if name in form.fields}
-        return self.submit(form, {**entries, **overrides}, step="pays on the hosted payment page")
+        with self._doing("pays on the hosted payment page"):
+            return self.submit(form, {**entries, **overrides})
 
     def enter_card(self, url: str, card: Card) -> Page:
         """Open the hosted payment page, enter the card and press pay; PayerError if the page refuses it."""
-        page = self.fill_payment_page(self.open(url, step="opens the hosted payment page"), card)
+        with self._doing("opens the hosted payment page"):
+            opened = self.open(url)
+        page = self.fill_payment_page(opened, card)
         if page.field_errors():
             raise PayerError(f"the payment page refused the card: {page.field_errors()}")
         return page
@@ -168,8 +186,8 @@ class Payer:
         """Type the password on the ACS page (3-D Secure 2.x challenge or 1.0.2) and submit."""
         for form_id in CHALLENGE_FORMS:
             if any(form.id == form_id for form in page.forms):
-                step = "answers the 3-D Secure challenge on the ACS page"
-                return self.submit(page.form(form_id), {"password": password}, step=step)
+                with self._doing("answers the 3-D Secure challenge on the ACS page"):
+                    return self.submit(page.form(form_id), {"password": password})
         raise PayerError(f"{page.url} shows no 3-D Secure challenge (HTTP {page.status_code})")
 
     def redirect_fields(self, page: Page) -> dict[str, str]:

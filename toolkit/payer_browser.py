@@ -123,10 +123,9 @@ class BrowserPayer:
 
     def _left(self, element: Any) -> None:
         """Wait until ``element``'s page is gone (the browser loaded what the submit answered)."""
-        from selenium.webdriver.support import expected_conditions
         from selenium.webdriver.support.ui import WebDriverWait
 
-        WebDriverWait(self.driver, self.wait).until(expected_conditions.staleness_of(element))
+        WebDriverWait(self.driver, self.wait).until(lambda driver: _gone(element))
 
     def answer_challenge(self, password: str = CHALLENGE_PASSWORD) -> None:
         """Type the password on the ACS page (2.x challenge or 1.0.2) and submit it."""
@@ -144,3 +143,22 @@ class BrowserPayer:
     def screenshot(self, path: Path) -> Path:
         self.driver.save_screenshot(str(path))
         return path
+
+
+def _gone(element: Any) -> bool:
+    """The element's page was replaced: Selenium says stale, or Chromium says its node left the document.
+
+    Chromium answers the second ("unhandled inspector error ... does not belong to the document") when it
+    is asked about a node while the next page replaces it; ``staleness_of`` lets that through as an error.
+    """
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    try:
+        element.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as error:
+        if "does not belong to the document" in str(error):
+            return True
+        raise
+    return False
