@@ -43,7 +43,7 @@ def find_browser() -> tuple[str, str]:
 
 # Where each page the browser shows goes: (what the payer sees, PNG bytes); the plugin attaches it to Allure.
 ScreenshotObserver = Callable[[str, bytes], None]
-WINDOW = (1000, 760)
+WINDOW = (1000, 900)
 
 
 class BrowserPayer:

@@ -99,14 +99,19 @@ def label(item: pytest.Item) -> None:
     item.add_marker(pytest.mark.allure_description(f"```gherkin\n{text}\n```"))
 
 
+def skip_browser_scenarios(items: list[pytest.Item]) -> None:
+    """``@browser`` scenarios are skipped, with the reason, where the real-browser payer cannot run."""
+    browser_items = [item for item in items if item.get_closest_marker("browser")]
+    if browser_items and (reason := no_browser_reason()):
+        for item in browser_items:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if getattr(config.option, "allure_report_dir", None):
         for item in items:
             label(item)
-    browser_items = [item for item in items if item.get_closest_marker("browser")]
-    if browser_items and (no_browser := no_browser_reason()):
-        for item in browser_items:
-            item.add_marker(pytest.mark.skip(reason=no_browser))
+    skip_browser_scenarios(items)
     if config.getoption("--simulator-lenient"):
         reason = "the lenient simulator forgives this on purpose; the scenario needs the gateway's strict checks"
         for item in items:
