@@ -144,6 +144,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 # --- pytest-bdd -> Allure ------------------------------------------------------------------------
 
 
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """A scenario's Allure name is its Gherkin title (a skipped one's too: teardown runs for it as well)."""
+    if naming.template_of(item) is not None and getattr(item.config.option, "allure_report_dir", None):
+        dynamic: Any = allure.dynamic  # untyped
+        dynamic.title(naming.title(item))
+
+
 def pytest_bdd_before_scenario(request: pytest.FixtureRequest, feature: Any, scenario: Any) -> None:
     reporting.begin_scenario()
 

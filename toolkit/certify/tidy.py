@@ -4,7 +4,6 @@ allure-pytest has no options for what the certification report needs, so the res
 hook wrappers of ``allure_commons`` (``report_result``, ``report_container``) before its file logger
 writes them:
 
-- a scenario is named by its Gherkin title (its ``story`` label), not by pytest's function name;
 - an outline's example shows as its columns (``outcome = expired``), not as a Python dict;
 - Failed means the gateway behaved otherwise than the scenario expects: an assertion, and the
   toolkit's errors about the gateway's answers (a refusal, a decline, a page without the expected
@@ -87,9 +86,6 @@ class ResultTidier:
 
     @allure_commons.hookimpl(hookwrapper=True)
     def report_result(self, result: Any) -> Generator[None, None, None]:
-        story = next((label.value for label in result.labels if label.name == "story"), None)
-        if story:
-            result.name = story
         _fix_status(result)
         result.parameters = _example_parameters(result.parameters)
         yield
