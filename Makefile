@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PIP_FLAGS := --disable-pip-version-check --no-input -q
 
-.PHONY: install test lint typecheck unit certify bench fuzz clean lab screenshots
+.PHONY: install test lint typecheck unit certify bench fuzz clean lab screenshots report-screenshots notebook-screenshots
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,7 @@ BROWSER_STAMP := $(VENV)/.chromium
 $(BROWSER_STAMP): | $(STAMP)
 	@if [ "$$GATEKIT_BROWSER" = off ] || { command -v chromium && command -v chromedriver; } >/dev/null; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "Installing Chromium and ChromeDriver from Debian (apt-get) for the real-browser tests; GATEKIT_BROWSER=off skips them"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	else echo "Chromium is needed: apt-get install chromium chromium-driver (or GATEKIT_BROWSER=off)"; exit 1; fi
 	@touch $(BROWSER_STAMP)
@@ -48,15 +49,21 @@ $(NODE_STAMP): package.json package-lock.json
 certify: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/gatekit certify --profile simulator
 
+# Screenshots (not part of make test): the Allure report (reports/screenshots/*.png: the overview, the trends,
+# two 3-D Secure scenarios with their page screenshots, a failing run's tree and categories) and every notebook
+# run in a real JupyterLab (reports/screenshots/notebooks/), both in headless Chromium.
+screenshots: report-screenshots notebook-screenshots
+
+report-screenshots: certify
+	$(PY) scripts/report_screenshots.py --no-run
+
 # JupyterLab on notebooks/ (the `lab` extra is installed on first use); a notebook starts the simulator
 # inside its kernel with toolkit.notebook.start_simulator().  Extra options: make lab LAB_FLAGS=--no-browser
 lab: $(STAMP)
 	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install $(PIP_FLAGS) -c constraints.txt -e '.[test,notebook,lab]' 2> >(grep -v "is ignored: it is neither" >&2)
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_FLAGS)
 
-# Every notebook run in a real JupyterLab by headless Chromium, saved as PNGs in reports/screenshots/notebooks/
-# (not part of make test: it takes about a minute).
-screenshots: $(STAMP) $(BROWSER_STAMP)
+notebook-screenshots: $(STAMP) $(BROWSER_STAMP)
 	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install $(PIP_FLAGS) -c constraints.txt -e '.[test,notebook,lab]' 2> >(grep -v "is ignored: it is neither" >&2)
 	$(PY) scripts/screenshots.py
 

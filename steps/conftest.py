@@ -28,6 +28,7 @@ from toolkit.exchange import Exchange
 from toolkit.flows import Merchant, Order
 from toolkit.models import CardRefResponse, Status, StatusResponse
 from toolkit.payer import PASSWORDS, Payer
+from toolkit.payer_browser import BrowserPayer
 from toolkit.testdata.cards import Card, card_for, three_ds_v1_card
 
 MONEY = {"Money": Decimal}
@@ -205,6 +206,30 @@ def enter_card(payer: Payer, order: Order, description: str) -> None:
         payer.return_to_merchant(page)
 
 
+# --- the payer in a real browser (@browser: skipped, with the reason, without Chromium or with GATEKIT_BROWSER=off) ---
+
+
+@when(
+    parsers.re(
+        r"the payer enters (?P<description>an approved card|a card that requires a 3-D Secure challenge) "
+        r"on the payment page in a real browser"
+    )
+)
+def enter_card_in_browser(browser_payer: BrowserPayer, order: Order, description: str) -> None:
+    browser_payer.open(order.redirect_url)
+    browser_payer.fill_payment_page(card_for(PAGE_CARDS[description]))
+
+
+@when(parsers.re(r"the payer answers the challenge in a real browser with the (?P<which>right|wrong) password"))
+def answer_challenge_in_browser(merchant: Merchant, browser_payer: BrowserPayer, order: Order, which: str) -> None:
+    """API flows: the browser goes where the status sends it; hosted pages: it already shows the ACS page."""
+    if not order.redirect_url:
+        status = merchant.payer_step(order)
+        assert status.redirect_to, f"{order}: the status sends the payer nowhere: {status.raw}"
+        browser_payer.open(status.redirect_to)
+    browser_payer.answer_challenge(PASSWORDS[which])
+
+
 @when(parsers.parse("{amount:d} seconds pass on the gateway's clock"))
 def seconds_pass(target: GatewayTarget, amount: int) -> None:
     target.control.advance_clock(amount)
@@ -262,7 +287,11 @@ def can_still_return(merchant: Merchant, order: Order, amount: Decimal) -> None:
 def latest_transaction(merchant: Merchant, order: Order, kind: str, amount: Decimal) -> None:
     """``status`` without ``by-request-sn``: the order's latest transaction (behaviour section 10)."""
     status = merchant.order_status(order)
-    assert (status.status, status.transaction_type, status.amount) == (Status.APPROVED, kind, amount), status.raw
+    latest = (status.status, status.transaction_type, status.amount)
+    assert latest == (Status.APPROVED, kind, amount), (
+        f"{order}: the latest transaction is {status.status.value} "
+        f"{status.transaction_type} of {status.amount} {status.get('currency')}"
+    )
 
 
 @then(
@@ -272,7 +301,7 @@ def latest_transaction(merchant: Merchant, order: Order, kind: str, amount: Deci
 def called_back_about(target: GatewayTarget, order: Order, kind: str, status: str) -> Received:
     """A later transaction of the order (capture, chargeback...): called back at the order's notify_url."""
     callback = target.receiver.wait_for_callback(orderid=order.orderid, type=kind, status=status)
-    reporting.record_arrival(callback.summary(), callback.params)
+    reporting.record_arrival(callback)
     assert callback.control_ok is True, callback.summary()
     return callback
 
@@ -292,5 +321,6 @@ def refused_signature(scene: Scene, target: GatewayTarget, text: str) -> None:
 @then("the payer's redirect to the merchant is signed by the gateway")
 def redirect_signed(merchant: Merchant, order: Order, target: GatewayTarget) -> None:
     redirect = merchant.redirect_for(order)
+    reporting.record_arrival(redirect)
     assert redirect.control_ok is True, f"redirect control does not verify: {redirect.summary()}"
     assert redirect.params["client_orderid"] == order.client_orderid

@@ -25,7 +25,7 @@ def duplicate_callback(target: GatewayTarget) -> None:
 @then(parsers.parse('the gateway calls the merchant back with a signed "{status}"'), target_fixture="callback")
 def called_back(target: GatewayTarget, order: Order, status: str) -> Received:
     callback = target.receiver.wait_for_callback(orderid=order.orderid, status=status)
-    reporting.record_arrival(callback.summary(), callback.params)
+    reporting.record_arrival(callback)
     assert callback.control_ok is True, callback.summary()
     return callback
 

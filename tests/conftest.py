@@ -12,8 +12,9 @@ from tests.recording_server import RecordingServer
 from toolkit.client import GatewayClient
 from toolkit.config import GatewayConfig, simulator_config
 
-# A merchant's repository in miniature, run as a pytest session of its own by test_merchant_project.py.
-collect_ignore = ["merchant_project"]
+# A merchant's repository in miniature, run as a pytest session of its own by test_merchant_project.py;
+# a suite that fails on purpose, run by test_certify_report.py (and scripts/report_screenshots.py).
+collect_ignore = ["merchant_project", "failing_suite"]
 
 
 @pytest.fixture

@@ -2,28 +2,37 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import requests
 from cryptography.hazmat.primitives import serialization
 
-from tests.independent import base_string, hmac_sha1, sha1_hex
+from tests.independent import base_string, hmac_sha1, rsa_sha256_valid, sha1_hex
 from tests.recording_server import RecordingServer, Reply
 from tests.sample_requests import CVV, PAN, SALE
 from tests.vector_files import VECTORS, load_vectors
 from toolkit import cli, demo
+from toolkit.client import GatewayClient
+from toolkit.commands import call as call_command
 from toolkit.commands.common import stop_on_signals
+from toolkit.commands.request_log import RequestLog
+from toolkit.config import simulator_config
 from toolkit.keys import load_public_key
 from toolkit.masking import mask_base_string
 from toolkit.operations import OPERATIONS
+from toolkit.simulator.server import SimulatorServer
 
 pytestmark = pytest.mark.usefixtures("clean_env")
 
@@ -478,3 +487,105 @@ def test_the_help_of_secret_flags_says_to_prefer_the_environment(capsys):
         described = help_text.rsplit(f"{flag} {metavar}", 1)[1]  # the last one: the options list, not the usage
         assert described.strip().startswith(f"instead of {variable} (a flag shows in ps and shell history")
     assert "instead of GATEWAY_LOGIN (" not in help_text
+
+
+# --- help, hints, and what sign prints (issue 11) ----------------------------------------------------
+
+
+def _parsers(parser: argparse.ArgumentParser, prog: str = "gatekit") -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    yield prog, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _parsers(sub, f"{prog} {name}")
+
+
+def test_every_help_text_is_plain_and_says_what_each_option_does():
+    silent = (argparse._HelpAction, argparse._SubParsersAction, argparse._VersionAction)
+    for prog, parser in _parsers(cli.build_parser()):
+        text = parser.format_help()
+        assert "``" not in text and parser.description, prog
+        unexplained = [a.option_strings or a.dest for a in parser._actions if not a.help and not isinstance(a, silent)]
+        assert unexplained == [], prog
+
+
+def test_call_where_nothing_listens_says_what_to_do(capsys):
+    with RecordingServer() as gone:
+        closed = gone.base_url
+    code, _, err = run(capsys, "call", "status", "client_orderid=inv-1", "orderid=1", "--base-url", closed)
+    assert code == 4
+    assert err.strip().endswith(
+        "(connection refused: nothing listens there); check the base_url of profile simulator "
+        "(--base-url, GATEWAY_BASE_URL or gatekit.toml)"
+    )
+    assert call_command.hint(simulator_config()).startswith("start the simulator first (gatekit simulate")
+
+
+def test_sign_refuses_an_invalid_request_without_saying_it_was_not_sent(capsys):
+    code, out, err = run(capsys, "sign", "sale", "client_orderid=inv-1")
+    assert (code, out) == (2, "")
+    assert err.startswith("gatekit sign: sale: not signed: order_desc: is required by sale;")
+    assert err.strip().endswith("(--no-validate signs it as given)") and "sending" not in err
+
+
+PAYOUT_CARD = ["client_orderid=p-1", "amount=10.42", "currency=EUR", f"credit_card_number={PAN}", f"cvv2={CVV}",
+               "card_printed_name=JOHN SMITH", "expire_month=12", "expire_year=2099"]  # fmt: skip
+FIXED = ["--no-validate", "--timestamp", "1700000000", "--nonce", "n-1"]
+
+
+def test_sign_says_which_values_it_masks_and_that_the_signature_is_over_the_real_ones(capsys):
+    code, out, _ = run(capsys, "sign", "payout", *PAYOUT_CARD, *FIXED)
+    assert code == 0 and PAN not in out and f"cvv2%3D{CVV}" not in out
+    masked_line = next(line for line in out.splitlines() if line.startswith("masked "))
+    assert masked_line.split(None, 1)[1].startswith("credit_card_number, cvv2: shown masked below; the signature")
+    assert "(--show-card-data prints them)" in masked_line
+    report = json.loads(run(capsys, "sign", "payout", *PAYOUT_CARD, *FIXED, "--json")[1])
+    assert report["masked"] == ["credit_card_number", "cvv2"]
+    assert hmac_sha1(report["base_string"], demo.CONTROL_KEY) != report["signature"]  # not reproducible: it says so
+
+
+def test_sign_with_show_card_data_is_reproducible_from_what_it_prints(capsys):
+    report = json.loads(run(capsys, "sign", "payout", *PAYOUT_CARD, *FIXED, "--show-card-data", "--json")[1])
+    assert report["masked"] == [] and report["body"]["credit_card_number"] == PAN
+    sent = [(name, value) for name, value in report["body"].items()]
+    oauth = [(name, value) for name, value in report["oauth"].items()]
+    assert report["base_string"] == base_string("POST", report["request"].split(" ", 1)[1], [*sent, *oauth])
+    assert hmac_sha1(report["base_string"], demo.CONTROL_KEY) == report["signature"]
+    assert demo.CONTROL_KEY not in json.dumps(report)
+
+
+def test_sign_rsa_with_show_card_data_verifies_with_the_public_key(capsys, tmp_path):
+    key = tmp_path / "private.pem"
+    key.write_bytes(demo.private_key_pem())
+    fields = ["client_orderid=t-1", "amount=5.00", "currency=EUR", f"credit_card_number={PAN}", f"cvv2={CVV}",
+              "destination-card-no=4111111111111111"]  # fmt: skip
+    argv = ["sign", "transfer", *fields, *FIXED, "--private-key-file", str(key), "--json"]
+    masked_report = json.loads(run(capsys, *argv)[1])
+    report = json.loads(run(capsys, *argv, "--show-card-data")[1])
+    assert masked_report["signature"] == report["signature"]  # the same signature; only what is shown differs
+    assert set(masked_report["masked"]) == {"credit_card_number", "cvv2", "destination-card-no"}
+    assert rsa_sha256_valid(report["base_string"], report["signature"], demo.public_key_pem())
+    assert not rsa_sha256_valid(masked_report["base_string"], report["signature"], demo.public_key_pem())
+
+
+def test_sign_control_is_reproducible_with_the_merchants_key(capsys):
+    report = json.loads(run(capsys, "sign", "sale", *SALE_ARGS, "--json")[1])
+    assert report["masked"] == ["credit_card_number", "cvv2"]  # in the body only: the formula holds no card data
+    assert sha1_hex(report["input"].replace("<merchant_control_key>", demo.CONTROL_KEY)) == report["control"]
+
+
+def test_simulate_logs_one_masked_line_per_request():
+    lines: list[str] = []
+    server = SimulatorServer()
+    server.app.add_middleware(RequestLog, write=lines.append)
+    with server, GatewayClient(server.client_config()) as client:
+        ack = client.sale(SALE)
+        requests.post(f"{server.base_url}/api/v2/sale/{PAN}", data={"cvv2": CVV}, timeout=10)  # legacy answer
+        requests.get(f"{server.root_url}/_sim/journal", timeout=10)
+    pattern = r"\d\d:\d\d:\d\d\.\d{3} (?P<rest>.*) \d+ ms"
+    shown = [match["rest"] for match in map(re.compile(pattern).fullmatch, lines) if match]
+    assert shown == [
+        f"POST /paynet/api/v2/sale/1001 sale 200 async-response orderid={ack.orderid}",
+        "POST /paynet/api/v2/sale/444455******1111 sale 200 validation-error orderid=-",
+        "GET /_sim/journal get_journal 200 - orderid=-",
+    ]

@@ -11,6 +11,7 @@ from toolkit.masking import (
     Secret,
     mask_base_string,
     mask_fields,
+    mask_html,
     mask_pan,
     mask_text,
     mask_value,
@@ -103,3 +104,17 @@ def test_base_string_masking_hides_card_fields_and_keeps_the_rest(vector):
     untouched = [p for p in vector["base_string"].split("%26") if not p.startswith(("credit_card", "cvv2", "dest"))]
     assert all(part in masked for part in untouched)
     assert masked.split("&")[:2] == vector["base_string"].split("&")[:2]
+
+
+def test_mask_html_masks_card_inputs_by_name_and_card_numbers_anywhere():
+    page = (
+        '<input name="credit_card_number" type="text" value="4444555566661112">'  # mistyped: fails Luhn
+        '<input id=\'cvv2\' value=\'123\'><input name="amount" value="10.00"><input name="cvv2" value="">'
+        f"<p>card {PAN}</p>"
+    )
+    masked = mask_html(page)
+    assert masked == (
+        '<input name="credit_card_number" type="text" value="444455******1112">'
+        '<input id=\'cvv2\' value=\'***\'><input name="amount" value="10.00"><input name="cvv2" value="">'
+        "<p>card 444455******1111</p>"
+    )

@@ -18,6 +18,7 @@ from toolkit.client import GatewayClient
 from toolkit.htmlforms import Form, Page
 from toolkit.models import AsyncResponse, FormResponse, Status, StatusResponse
 from toolkit.payer import PASSWORDS, Delivered, Payer, PayerError
+from toolkit.payer_visits import Visit as PageVisit
 from toolkit.signing import verify_callback_control
 from toolkit.simulator import SimulatorServer
 from toolkit.testdata import CHALLENGE_PASSWORD, Card, card_for, form_fields, sale_fields, three_ds_v1_card
@@ -243,3 +244,34 @@ def test_the_wrong_password_fails_the_challenge(
 
     assert PASSWORDS["right"] == CHALLENGE_PASSWORD != PASSWORDS["wrong"]
     assert client.wait_for_final_status(ack).status is Status.DECLINED
+
+
+# --- what observers see: every request, masked ------------------------------------------------------
+
+
+def test_observers_see_every_request_of_the_payer_masked(client: GatewayClient, receiver: CallbackReceiver) -> None:
+    visits: list[PageVisit] = []
+    card = card_for("3ds-challenge")
+    mistyped = card.number[:-1] + str((int(card.number[-1]) + 1) % 10)  # fails Luhn: not masked as a card by value
+    as_payer = Payer(observers=[visits.append])
+    with as_payer.session:
+        form = hosted_page(client, receiver)
+        refused = as_payer.fill_payment_page(as_payer.open(form.redirect_url), card, credit_card_number=mistyped)
+        assert refused.field_errors()
+        as_payer.pay_on_hosted_page(form.redirect_url, card)
+
+    assert [visit.step for visit in visits] == [
+        "open the page",
+        "pay on the hosted page",
+        "open the hosted payment page",
+        "pay on the hosted page",
+        "answer the 3-D Secure challenge",
+        "go back to the merchant",
+    ]
+    assert visits == as_payer.visits  # the observers see what the payer keeps
+    assert [visit.method for visit in visits] == ["GET", "POST", "GET", "POST", "POST", "POST"]
+    assert visits[-1].url == receiver.redirect_url and visits[-1].status_code == 200
+    assert dict(visits[1].fields)["cvv2"] == "***" and dict(visits[3].fields)["credit_card_number"].count("*") == 6
+    everything = repr(visits)
+    assert card.number not in everything and mistyped not in everything and f"cvv2={card.cvv2}" not in everything
+    assert f'value="{card.cvv2}"' not in everything

@@ -1,11 +1,15 @@
-"""No full card number, CVV or control key anywhere under allure-results (issue: certification reports)."""
+"""No full card number, CVV or control key anywhere under allure-results (issue: certification reports); the
+payer's requests and the real browser's screenshots are there, masked."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,3 +66,58 @@ def test_reports_attach_http_exchanges_with_curl(allure_results: Path):
     attachments = [path.read_text(errors="replace") for path in allure_results.glob("*-attachment*")]
     assert any(text.startswith("curl ") and "$CARD_NUMBER" in text for text in attachments)
     assert any("$CVV2" in text for text in attachments)
+
+
+def _results(allure_results: Path) -> dict[str, dict[str, Any]]:
+    found = [json.loads(path.read_text()) for path in allure_results.glob("*-result.json")]
+    return {result["name"]: result for result in found}
+
+
+def _steps(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every step under an item, depth first."""
+    return [found for step in item.get("steps", []) for found in (step, *_steps(step))]
+
+
+def _step(item: dict[str, Any], prefix: str) -> dict[str, Any]:
+    return next(step for step in _steps(item) if step["name"].startswith(prefix))
+
+
+def test_the_payers_requests_are_attached_like_the_merchants(allure_results: Path):
+    result = _results(allure_results)["The payer passes the 3-D Secure 2 challenge"]
+    attachments = ["payer's request (masked)", "page (HTML, masked)"]
+    for prefix in ("Payer: load the 3-D Secure method URL: GET /paynet/",
+                   "Payer: follow redirect-to: GET /paynet/",
+                   "Payer: answer the 3-D Secure challenge: POST /paynet/",
+                   "Payer: go back to the merchant: POST /"):  # fmt: skip
+        step = _step(result, prefix)
+        assert [attachment["name"] for attachment in step["attachments"]] == attachments, step
+    redirect = _step(result, "And the payer's redirect to the merchant is signed by the gateway")
+    arrival = redirect["steps"][0]["name"]
+    assert arrival.startswith("Merchant received redirect orderid=") and arrival.endswith("(control verified)")
+
+
+def test_every_scenario_that_talked_to_the_gateway_has_its_sequence_diagram(allure_results: Path):
+    result = _results(allure_results)["The payer passes the 3-D Secure 2 challenge"]
+    diagrams = [a for a in result["attachments"] if a["name"] == "sequence diagram"]
+    assert len(diagrams) == 1 and diagrams[0]["type"] == "image/svg+xml"
+    svg = (allure_results / diagrams[0]["source"]).read_text()
+    for lane in ("merchant", "gateway", "ACS (3-D Secure)", "payer&#x27;s browser"):
+        assert f">{lane}<" in svg, lane
+    assert svg.index("load the 3-D Secure method URL") < svg.index("answer the 3-D Secure challenge")
+
+
+def test_the_pages_the_real_browser_shows_are_screenshots(allure_results: Path):
+    if os.environ.get("GATEKIT_BROWSER") == "off":
+        pytest.skip("GATEKIT_BROWSER=off")
+    result = _results(allure_results)["A 3-D Secure card on the payment page in a real browser"]
+    shots = [step for step in _steps(result) if step["name"].startswith("Screenshot after the payer ")]
+    assert [step["name"].split(":")[0] for step in shots] == [
+        "Screenshot after the payer opened the page",
+        "Screenshot after the payer pressed pay",
+        "Screenshot after the payer answered the challenge",
+    ]
+    assert "3-D Secure" in shots[1]["name"]  # the issuer's page, before the password is typed
+    for step in shots:
+        (attachment,) = step["attachments"]
+        assert attachment["type"] == "image/png"
+        assert (allure_results / attachment["source"]).read_bytes().startswith(b"\x89PNG\r\n")

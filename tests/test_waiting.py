@@ -146,3 +146,25 @@ def test_schedule_delays_are_followed_and_the_last_one_is_cut_to_the_deadline():
         )
     assert fake.waits == pytest.approx([0.1, 0.2, 0.2, 0.15])
     assert [round(a.elapsed, 2) for a in timed_out.value.attempts] == [0.0, 0.1, 0.3, 0.5, 0.65]
+
+
+@pytest.mark.parametrize(
+    ("extra", "carries"),
+    [({"html": "<iframe src='https://acs.example/method'></iframe>"}, "html"),
+     ({"redirect-to": "https://acs.example/challenge/1"}, "redirect-to https://acs.example/challenge/1")],
+    ids=["method step html", "challenge redirect-to"],
+)  # fmt: skip
+def test_a_timeout_while_the_payer_must_act_says_so(server, client, extra, carries):
+    server.reply(status("processing", **extra))
+    with pytest.raises(WaitTimeout) as timed_out:
+        client.wait_for_final_status(ORDER, schedule=PollSchedule((0.01,), deadline=0.05))
+    assert f"(last: processing); the payer must act: the status carries {carries} for the payer's browser" in str(
+        timed_out.value
+    )
+
+
+def test_a_timeout_without_a_payer_step_says_nothing_of_the_payer(server, client):
+    server.reply(status("processing"))
+    with pytest.raises(WaitTimeout) as timed_out:
+        client.wait_for_final_status(ORDER, schedule=PollSchedule((0.01,), deadline=0.05))
+    assert "payer" not in str(timed_out.value)

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.sample_requests import PAN, SALE
+from toolkit.certify import catalog
 from toolkit.cli import COMMANDS
 from toolkit.commands.init import FILES
 
@@ -69,7 +70,8 @@ def test_the_wheel_carries_every_feature_and_step_of_the_tree(installed):
     names = set(zipfile.ZipFile(installed.wheel).namelist())
     tree = [*ROOT.glob("features/**/*.feature"), *ROOT.glob("steps/*.py")]
     assert tree and {f"toolkit/suite/{path.relative_to(ROOT)}" for path in tree} <= names
-    assert {"toolkit/suite/__init__.py", "toolkit/certify/certify.ini", "toolkit/scaffold/conftest.py.tmpl"} <= names
+    assert {"toolkit/suite/__init__.py", "toolkit/certify/certify.ini", "toolkit/scaffold/conftest.py.tmpl",
+            "toolkit/certify/allurerc.mjs"} <= names  # fmt: skip
     entry_points = next(name for name in names if name.endswith(".dist-info/entry_points.txt"))
     assert (
         "[pytest11]\ngatekit = toolkit.certify.plugin" in zipfile.ZipFile(installed.wheel).read(entry_points).decode()
@@ -124,10 +126,16 @@ def test_certify_in_an_empty_directory_passes_every_flow_and_writes_the_reports(
     rows = flow_rows(done.stdout)
     features = list(ROOT.glob("features/**/*.feature"))
     assert len(rows) == len({path.read_text().split("Feature:", 1)[1].splitlines()[0].strip() for path in features})
-    assert all(row[0] == "PASS" and row[2:] == ["0", "0"] for row in rows.values()), rows
+    # without the [browser] extra the real-browser scenarios are skipped, saying what to install
+    browser = [entry for entry in catalog.read([ROOT / "features"]) if "browser" in entry.tags]
+    assert browser and all(row[0] == "PASS" and row[2] == "0" for row in rows.values()), rows
+    assert sum(int(row[3]) for row in rows.values()) == len(browser), rows
+    assert "  skipped 1: needs the real-browser payer: pip install 'gatekit[browser]'" in done.stdout
     junit = ET.parse(tmp_path / "reports" / "junit.xml").getroot().find("testsuite")
-    assert junit is not None and int(junit.get("tests", "0")) == sum(int(row[1]) for row in rows.values())
-    assert (junit.get("failures"), junit.get("errors"), junit.get("skipped")) == ("0", "0", "0")
+    passed = sum(int(row[1]) for row in rows.values())
+    assert junit is not None and int(junit.get("tests", "0")) == passed + len(browser)
+    assert (junit.get("failures"), junit.get("errors"), junit.get("skipped")) == ("0", "0", str(len(browser)))
+    assert (tmp_path / "reports" / "summary.md").read_text().startswith("## ✅ gatekit certification: PASS")
     results = list((tmp_path / "allure-results").glob("*-result.json"))
     assert (
         len(results) == int(junit.get("tests", "0")) and (tmp_path / "allure-results/environment.properties").exists()

@@ -17,6 +17,7 @@ A hex word of 32 or more characters is a digest (a control, a signature, an id) 
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import unquote
@@ -205,3 +206,22 @@ def mask_base_string(base_string: str) -> str:
             value = mask_value(field, unquote(unquote(value)))
         pairs.append(name + eq + value)
     return mask_text(head) + sep + mask_text("%26".join(pairs))
+
+
+_INPUT_TAG = re.compile(r"<input\b[^>]*>", re.IGNORECASE)
+_ATTRIBUTE = re.compile(r"""(?P<name>[\w-]+)\s*=\s*(?P<q>["'])(?P<value>.*?)(?P=q)""", re.DOTALL)
+
+
+def mask_html(page: str) -> str:
+    """A page's HTML with card data masked: the value of every input named like a card field, then free text."""
+
+    def input_tag(match: re.Match[str]) -> str:
+        tag = match.group(0)
+        attributes = {m.group("name").lower(): m for m in _ATTRIBUTE.finditer(tag)}
+        name, value = attributes.get("name") or attributes.get("id"), attributes.get("value")
+        if name is None or value is None or not value.group("value"):
+            return tag
+        masked = html.escape(mask_value(name.group("value"), html.unescape(value.group("value"))))
+        return tag[: value.start("value")] + masked + tag[value.end("value") :]
+
+    return mask_text(_INPUT_TAG.sub(input_tag, page))

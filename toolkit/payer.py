@@ -9,14 +9,14 @@ outcome to where the merchant receives them (its ``redirect_url``).  Pages are r
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 import requests
 
 from toolkit.htmlforms import Form, Page
-from toolkit.masking import mask_text
+from toolkit.masking import mask_fields, mask_html, mask_text
 from toolkit.models import StatusResponse
 from toolkit.payer_visits import SUBMITS, Party, Visit, page_orderid, party_of, shows
 from toolkit.testdata.cards import Card
@@ -41,36 +41,60 @@ class Delivered:
     status_code: int
 
 
+PageObserver = Callable[[Visit], None]
+
+
 class Payer:
     """A cardholder's browser without JavaScript; one cookie jar per payer.
 
-    ``history`` holds the pages it was shown; ``visits`` every request it made (``toolkit.payer_visits``).
+    ``history`` holds the pages it was shown; ``visits`` every request it made (``toolkit.payer_visits``),
+    masked; ``observers`` see each visit as it is made (the pytest plugin attaches them to the report).
     """
 
-    def __init__(self, *, session: requests.Session | None = None, timeout: float = 10.0) -> None:
+    def __init__(
+        self, *, session: requests.Session | None = None, timeout: float = 10.0, observers: Sequence[PageObserver] = ()
+    ) -> None:
         self.session = session or requests.Session()
         self.session.headers["User-Agent"] = "gatekit-payer (a test browser without JavaScript)"
         self.timeout = timeout
         self.history: list[Page] = []
         self.visits: list[Visit] = []
+        self.observers = list(observers)
 
     @staticmethod
     def _timed(
-        method: str, url: str, step: str, send: Callable[[], requests.Response]
+        method: str, url: str, step: str, send: Callable[[], requests.Response], fields: Mapping[str, str] | None = None
     ) -> tuple[requests.Response, Visit]:
         """Send; the answer and the visit (to the merchant until ``_page`` reads what the answer shows)."""
         started = time.monotonic()
         response = send()
         elapsed = time.monotonic() - started
         at = datetime.now(UTC) - timedelta(seconds=elapsed)
-        return response, Visit(at, method.upper(), mask_text(url), response.status_code, elapsed, step, "merchant")
+        visit = Visit(
+            at,
+            method.upper(),
+            mask_text(url),
+            response.status_code,
+            elapsed,
+            step,
+            "merchant",
+            fields=tuple(mask_fields(dict(fields or {})).items()),
+            final_url=mask_text(response.url),
+            redirects=tuple(hop.status_code for hop in response.history),
+            body=mask_html(response.text),
+        )
+        return response, visit
+
+    def _record(self, visit: Visit) -> None:
+        self.visits.append(visit)
+        for observer in self.observers:
+            observer(visit)
 
     def _page(self, sent: tuple[requests.Response, Visit], to: Party | None = None) -> Page:
         response, visit = sent
-        redirects = tuple(hop.status_code for hop in response.history)
-        page = Page.parse(response.url, response.status_code, response.text, redirects=redirects)
+        page = Page.parse(response.url, response.status_code, response.text, redirects=visit.redirects)
         self.history.append(page)
-        self.visits.append(replace(visit, to=to or party_of(page), shows=shows(page), orderid=page_orderid(page)))
+        self._record(replace(visit, to=to or party_of(page), shows=shows(page), orderid=page_orderid(page)))
         return page
 
     def open(self, url: str, step: str = "open the page", to: Party | None = None) -> Page:
@@ -85,7 +109,7 @@ class Payer:
             send = lambda: self.session.post(form.action, data=data, timeout=self.timeout)  # noqa: E731
         else:
             send = lambda: self.session.get(form.action, params=data, timeout=self.timeout)  # noqa: E731
-        return self._page(self._timed(form.method, form.action, step, send), to)
+        return self._page(self._timed(form.method, form.action, step, send, data), to)
 
     # --- the steps of the flows ------------------------------------------------------------------
 
@@ -147,9 +171,9 @@ class Payer:
         """Do the page's auto-submit: POST the signed outcome (and CRes/PaRes) to the merchant."""
         form = page.form(MERCHANT_REDIRECT_FORM)
         send = lambda: self.session.post(form.action, data=form.fields, timeout=self.timeout)  # noqa: E731
-        response, visit = self._timed("POST", form.action, "go back to the merchant", send)
         fields = form.fields
-        self.visits.append(replace(visit, shows=fields.get("status", ""), orderid=fields.get("orderid", "")))
+        response, visit = self._timed("POST", form.action, "go back to the merchant", send, fields)
+        self._record(replace(visit, shows=fields.get("status", ""), orderid=fields.get("orderid", "")))
         return Delivered(form.action, dict(form.fields), response.status_code)
 
     def pay_on_hosted_page(self, url: str, card: Card, password: str = CHALLENGE_PASSWORD) -> Delivered:

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +73,20 @@ def screenshot_html(html: str, *, width: int = 800, height: int = 600, timeout: 
         return target.read_bytes()
 
 
-class BrowserPayer:
-    """A cardholder in headless Chromium; ``wait`` bounds every wait for a page element."""
+# Where each page the browser shows goes: (what the payer sees, PNG bytes); the plugin attaches it to Allure.
+ScreenshotObserver = Callable[[str, bytes], None]
+WINDOW = (1000, 900)
 
-    def __init__(self, *, wait: float = 10.0) -> None:
+
+class BrowserPayer:
+    """A cardholder in headless Chromium; ``wait`` bounds every wait for a page element.
+
+    With ``observers``, every page the payer reaches (the hosted payment page, the issuer's
+    3-D Secure page, where the merchant's redirect lands) is screenshot, before anything is typed
+    into it: a screenshot never shows card data the payer typed.
+    """
+
+    def __init__(self, *, wait: float = 10.0, observers: Sequence[ScreenshotObserver] = ()) -> None:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
 
@@ -91,6 +102,8 @@ class BrowserPayer:
             shutil.rmtree(self._profile, ignore_errors=True)
             raise
         self.wait = wait
+        self.observers = list(observers)
+        self.driver.set_window_size(*WINDOW)
 
     def close(self) -> None:
         self.driver.quit()
@@ -113,6 +126,20 @@ class BrowserPayer:
 
     def open(self, url: str) -> None:
         self.driver.get(url)
+        self.snapshot("opened the page")
+
+    def snapshot(self, what: str) -> None:
+        """Show the page as it is now to the observers (``what``: what the payer just did)."""
+        if not self.observers:
+            return
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        loaded = lambda driver: driver.execute_script("return document.readyState") == "complete"  # noqa: E731
+        WebDriverWait(self.driver, self.wait).until(loaded)
+        png: bytes = self.driver.get_screenshot_as_png()
+        seen = f"Screenshot after the payer {what}: {self.driver.title or 'untitled page'}"
+        for observer in self.observers:
+            observer(seen, png)
 
     def fill_payment_page(self, card: Card, **overrides: str) -> None:
         """Type the card into the hosted page's inputs (those it has), press ``pay`` and wait for the next page."""
@@ -124,13 +151,13 @@ class BrowserPayer:
                 inputs[0].send_keys(value)
         self._element("pay").click()
         self._left(form)
+        self.snapshot("pressed pay")
 
     def _left(self, element: Any) -> None:
         """Wait until ``element``'s page is gone (the browser loaded what the submit answered)."""
-        from selenium.webdriver.support import expected_conditions
         from selenium.webdriver.support.ui import WebDriverWait
 
-        WebDriverWait(self.driver, self.wait).until(expected_conditions.staleness_of(element))
+        WebDriverWait(self.driver, self.wait).until(lambda driver: _gone(element))
 
     def answer_challenge(self, password: str = CHALLENGE_PASSWORD) -> None:
         """Type the password on the ACS page (2.x challenge or 1.0.2) and submit it.
@@ -153,6 +180,7 @@ class BrowserPayer:
                 if not stale or time.monotonic() > deadline:
                     raise
         self._left(field)
+        self.snapshot("answered the challenge")
 
     def field_errors(self) -> dict[str, str]:
         elements = self.driver.find_elements("css selector", ".field-error")
@@ -161,3 +189,22 @@ class BrowserPayer:
     def screenshot(self, path: Path) -> Path:
         self.driver.save_screenshot(str(path))
         return path
+
+
+def _gone(element: Any) -> bool:
+    """The element's page was replaced: Selenium says stale, or Chromium says its node left the document.
+
+    Chromium answers the second ("unhandled inspector error ... does not belong to the document") when it
+    is asked about a node while the next page replaces it; ``staleness_of`` lets that through as an error.
+    """
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    try:
+        element.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as error:
+        if "does not belong to the document" in str(error):
+            return True
+        raise
+    return False

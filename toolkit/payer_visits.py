@@ -3,8 +3,8 @@
 ``toolkit.payer.Payer`` keeps them in ``visits``: when the request left (UTC), what the payer did
 (``step``), where the request went (``to``: the gateway, the issuer's ACS, or the merchant's
 ``redirect_url``), the HTTP status, how long it took, what the answer showed, and the order it
-concerns (read from the page).  Card data never reaches a visit: URLs go through ``mask_text`` and
-the fields the payer typed are not kept.
+concerns (read from the page); for reports, the fields sent, the redirects followed and the page
+itself.  Card data never reaches a visit: URLs, fields and the page are masked when it is made.
 """
 
 from __future__ import annotations
@@ -29,7 +29,10 @@ _ORDER_IN_TEXT = re.compile(r"\border (\d+)")
 
 @dataclass(frozen=True)
 class Visit:
-    """One request of the payer's browser; ``url`` is masked and no typed field is kept."""
+    """One request of the payer's browser, masked at birth (URL, fields sent, the page answered).
+
+    ``final_url`` is where the redirects (``redirects``: their statuses) ended; ``body`` the page, masked.
+    """
 
     at: datetime
     method: str
@@ -40,6 +43,10 @@ class Visit:
     to: Party
     shows: str = ""
     orderid: str = ""
+    fields: tuple[tuple[str, str], ...] = ()
+    final_url: str = ""
+    redirects: tuple[int, ...] = ()
+    body: str = ""
 
     def summary(self) -> str:
         """``answer the 3-D Secure challenge: HTTP 200, the redirect to the merchant (approved)``."""

@@ -40,6 +40,17 @@ class PollAttempt:
         return f"poll {self.number} at {self.elapsed:.3f}s: {said}{' (woken by callback)' if self.woken else ''}"
 
 
+def payer_hint(response: StatusResponse | None) -> str:
+    """What a status still waiting for the payer asks (3-D Secure, a hosted page): the order waits for them."""
+    if response is None or not response.needs_payer:
+        return ""
+    carries = f"redirect-to {response.redirect_to}" if response.redirect_to else "html"
+    return (
+        f"; the payer must act: the status carries {carries} for the payer's browser (3-D Secure) and the "
+        "order waits for them: follow it (toolkit.payer.Payer.follow) as in the README's 3-D Secure example"
+    )
+
+
 def _idle() -> Waker:
     return threading.Event()  # nobody sets it: waits the whole delay
 
@@ -85,7 +96,7 @@ def wait_for_status(
             last = attempts[-1]
             raise WaitTimeout(
                 f"{describe}: no {awaiting} within {schedule.deadline:g}s after {len(attempts)} polls "
-                f"(last: {last.status.value if last.status else last.error})",
+                f"(last: {last.status.value if last.status else last.error}){payer_hint(last.response)}",
                 operation="status",
                 attempts=attempts,
             )

@@ -44,3 +44,11 @@ Feature: Hosted payment pages
     And the payer answers the challenge with the right password
     Then the payer's redirect to the merchant is signed by the gateway
     And the order is approved
+
+  @sale_form @browser
+  Scenario: A 3-D Secure card on the payment page in a real browser
+    When the merchant opens a sale-form for 12.00 EUR
+    And the payer enters a card that requires a 3-D Secure challenge on the payment page in a real browser
+    And the payer answers the challenge in a real browser with the right password
+    Then the payer's redirect to the merchant is signed by the gateway
+    And the order is approved

@@ -28,6 +28,17 @@ Feature: 3-D Secure sale
     And the merchant uploads the challenge result the payer brought back
     Then the order is declined with "3-D Secure authentication failed"
 
+  @browser @upload_method_url_result @upload_cres_result
+  Scenario: The payer passes the 3-D Secure 2 challenge in a real browser
+    Given a card that requires a 3-D Secure challenge
+    When the merchant sends a sale of 10.42 EUR
+    And the payer's browser completes the 3-D Secure method step
+    And the merchant reports the method step as completed
+    And the payer answers the challenge in a real browser with the right password
+    And the merchant uploads the challenge result the payer brought back
+    Then the order is approved
+    And the payer's redirect to the merchant is signed by the gateway
+
   Scenario: A card that is not enrolled is approved at once
     Given a card that is not enrolled in 3-D Secure
     When the merchant sends a sale of 10.42 EUR

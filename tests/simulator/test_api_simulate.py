@@ -8,6 +8,7 @@ exit 0.  A file database survives even SIGKILL.
 from __future__ import annotations
 
 import queue
+import re
 import signal
 import socket
 import subprocess
@@ -95,16 +96,29 @@ def failed(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(GATEKIT), "simulate", "--port", "0", *args], capture_output=True, text=True, timeout=60)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
-def test_simulate_serves_the_demo_merchant_until_stopped(simulate: list[Simulate], signum: int) -> None:
-    simulate.append(sim := Simulate())
+LOGGED = re.compile(r"\d\d:\d\d:\d\d\.\d{3} POST /paynet/api/v2/(?P<op>sale|status)/1001 (?P=op) 200 "
+                    r"(async|status)-response orderid=(?P<orderid>\d+) \d+ ms")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("signum", "quiet"), [(signal.SIGTERM, False), (signal.SIGINT, True)], ids=["SIGTERM", "Ctrl-C, --quiet"]
+)
+def test_simulate_serves_the_demo_merchant_until_stopped(simulate: list[Simulate], signum: int, quiet: bool) -> None:
+    simulate.append(sim := Simulate(*(["--quiet"] if quiet else [])))
     with GatewayClient(simulator_config(sim.base_url)) as client:
-        assert client.wait_for_final_status(client.sale(sale_fields())).status is Status.APPROVED
+        sale = client.sale(sale_fields())
+        assert client.wait_for_final_status(sale).status is Status.APPROVED
     assert f"  endpoint ids: {demo.ENDPOINT_ID}" in sim.header
     assert f"  endpoint group ids: {demo.ENDPOINT_GROUP_ID}" in sim.header
     assert f"  control key: {demo.CONTROL_KEY}" in sim.header  # the documented demo key, and only that one
     status, rest, errors = sim.stop(signum)
-    assert (status, rest, errors) == (0, [f"stopped: {sim.base_url}"], "")
+    assert (status, rest[-1], errors) == (0, f"stopped: {sim.base_url}", "")
+    if quiet:
+        assert rest == [f"stopped: {sim.base_url}"]
+    else:  # one masked line per request: the sale, then each status poll
+        logged = [LOGGED.fullmatch(line) for line in rest[:-1]]
+        assert all(logged) and [m["op"] for m in logged if m][:2] == ["sale", "status"], rest
+        assert {m["orderid"] for m in logged if m} == {sale.orderid}
 
 
 def test_configured_merchants_are_listed_without_their_keys(simulate: list[Simulate], tmp_path: Path) -> None:

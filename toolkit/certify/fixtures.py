@@ -104,17 +104,21 @@ def merchant(gateway_client: GatewayClient, gateway_target: GatewayTarget) -> Me
 
 @pytest.fixture
 def payer() -> Iterator[Payer]:
-    browser = Payer()
+    """Every request of the payer's browser goes to Allure as a masked step."""
+    browser = Payer(observers=[reporting.attach_page_visit])
     yield browser
     browser.session.close()
 
 
 @pytest.fixture
 def browser_payer() -> Iterator[BrowserPayer]:
-    """A fresh headless Chromium per test; needs ``pip install 'gatekit[browser]'`` and Chromium."""
+    """A fresh headless Chromium per test; needs ``pip install 'gatekit[browser]'`` and Chromium.
+
+    Each page it reaches is screenshot into the Allure step (before the payer types anything).
+    """
     try:
         import selenium  # noqa: F401
     except ImportError:
         pytest.fail("browser_payer needs Selenium: pip install 'gatekit[browser]'", pytrace=False)
-    with BrowserPayer() as browser:
+    with BrowserPayer(observers=[reporting.attach_screenshot]) as browser:
         yield browser

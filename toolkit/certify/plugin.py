@@ -4,19 +4,26 @@ Options: ``--gateway-profile NAME`` (default ``GATEKIT_PROFILE`` or ``simulator`
 simulator on a free port) and ``--gateway-config FILE`` (profiles TOML; default ``gatekit.toml``).
 The fixtures are in ``toolkit.certify.fixtures``; the suite's phrases in ``toolkit.steps``.
 Scenarios tagged ``@simulator`` need the control API and are skipped on a sandbox; ``@callbacks``
-ones are skipped when the gateway cannot reach this machine.  Gherkin steps, HTTP exchanges,
-polls and callbacks become Allure steps.
+ones are skipped when the gateway cannot reach this machine; ``@browser`` ones (the real-browser
+payer) when ``GATEKIT_BROWSER=off``, or without Selenium or Chromium, each with its reason.
+
+With ``--alluredir`` every scenario is labelled when it is collected (epic = flow, feature =
+operation, story = the Gherkin title, the Gherkin text as description: skipped scenarios keep
+them too), its Gherkin steps, HTTP exchanges, the payer's pages, polls and callbacks become Allure
+steps, and the results are tidied as they are written (``toolkit.certify.tidy``).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from pathlib import Path
 from typing import Any
 
 import allure
 import pytest
 
-from toolkit.certify import reporting
+from toolkit.certify import naming, reporting, tidy
 from toolkit.certify.target import embeds_simulator, no_callbacks_reason
 from toolkit.config import ConfigError, GatewayConfig, load_config
 from toolkit.operations import OPERATIONS
@@ -25,7 +32,8 @@ pytest_plugins = ["toolkit.certify.fixtures"]
 
 # Gherkin tags in use: flows, kinds of scenario, and every catalogue operation.
 FLOW_TAGS = ("threeds", "returns", "tokenization", "payouts", "preauth", "hosted_forms", "cards", "callbacks",
-             "signing", "declines", "simulator", "exported", "chargebacks", "refusals", "strict")  # fmt: skip
+             "signing", "declines", "simulator", "exported", "chargebacks", "refusals", "strict",
+             "browser")  # fmt: skip
 _OPEN_STEPS = pytest.StashKey[list[Any]]()  # the Allure steps of the scenario's running Gherkin steps
 
 
@@ -47,6 +55,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     for tag in (*FLOW_TAGS, *OPERATIONS):
         config.addinivalue_line("markers", f"{tag}: gatekit scenario tag")
+    tidy.install(config)
 
 
 def profile_option(config: pytest.Config) -> tuple[str | None, Path | None]:
@@ -64,7 +73,45 @@ def load_profile(config: pytest.Config) -> GatewayConfig:
         raise pytest.UsageError(str(error)) from None
 
 
+def no_browser_reason() -> str | None:
+    """Why the real-browser payer cannot run here, or None when it can."""
+    if os.environ.get("GATEKIT_BROWSER") == "off":
+        return "GATEKIT_BROWSER=off: the real-browser payer is switched off"
+    if importlib.util.find_spec("selenium") is None:
+        return "needs the real-browser payer: pip install 'gatekit[browser]' (or GATEKIT_BROWSER=off)"
+    from toolkit.payer_browser import BrowserUnavailable, find_browser
+
+    try:
+        find_browser()
+    except BrowserUnavailable as error:
+        return f"{error} (or GATEKIT_BROWSER=off)"
+    return None
+
+
+def label(item: pytest.Item) -> None:
+    """Allure labels and description of a scenario, from its Gherkin: on the item, so a skipped one keeps them."""
+    text = naming.gherkin(item)
+    if text is None:
+        return
+    labels = {"epic": naming.flow(item), "feature": naming.operation(naming.tags(item)) or "general"}
+    for kind, value in {**labels, "story": naming.title(item)}.items():
+        item.add_marker(pytest.mark.allure_label(value, label_type=kind))
+    item.add_marker(pytest.mark.allure_description(f"```gherkin\n{text}\n```"))
+
+
+def skip_browser_scenarios(items: list[pytest.Item]) -> None:
+    """``@browser`` scenarios are skipped, with the reason, where the real-browser payer cannot run."""
+    browser_items = [item for item in items if item.get_closest_marker("browser")]
+    if browser_items and (reason := no_browser_reason()):
+        for item in browser_items:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if getattr(config.option, "allure_report_dir", None):
+        for item in items:
+            label(item)
+    skip_browser_scenarios(items)
     if config.getoption("--simulator-lenient"):
         reason = "the lenient simulator forgives this on purpose; the scenario needs the gateway's strict checks"
         for item in items:
@@ -97,9 +144,19 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 # --- pytest-bdd -> Allure ------------------------------------------------------------------------
 
 
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """A scenario's Allure name is its Gherkin title (a skipped one's too: teardown runs for it as well)."""
+    if naming.template_of(item) is not None and getattr(item.config.option, "allure_report_dir", None):
+        dynamic: Any = allure.dynamic  # untyped
+        dynamic.title(naming.title(item))
+
+
 def pytest_bdd_before_scenario(request: pytest.FixtureRequest, feature: Any, scenario: Any) -> None:
-    tags = set(scenario.tags) | set(feature.tags)
-    reporting.label_scenario(feature.name, scenario.name, tags)
+    reporting.begin_scenario()
+
+
+def pytest_bdd_after_scenario(request: pytest.FixtureRequest, feature: Any, scenario: Any) -> None:
+    reporting.end_scenario()
 
 
 def pytest_bdd_before_step(

@@ -3,22 +3,25 @@
 Loaded by ``gatekit certify`` instead of pytest's own terminal output: one line rewritten in
 place on a terminal (one line per scenario elsewhere, e.g. in CI logs), then a table of flows
 with the reasons of their skipped scenarios under each flow, the failures with their reasons,
-and the paths of the reports.
+and the paths of the reports.  Scenarios are named by their Gherkin titles; the flow and the
+title travel with each report as properties (``flow``, ``scenario``: with ``-n`` too, and into
+the JUnit XML, where ``gatekit certify`` names the test cases by them).
 """
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TextIO
 
 import pytest
 
+from toolkit.certify import naming
+
 OUTCOMES = ("passed", "failed", "skipped")
 FLOW_PROPERTY = "flow"
+SCENARIO_PROPERTY = "scenario"
 
 
 @dataclass
@@ -34,24 +37,6 @@ class FlowResult:
         return "FAIL" if self.failed else ("PASS" if self.passed else "SKIP")
 
 
-@functools.cache
-def feature_name(path: str) -> str:
-    """The name on the ``Feature:`` line of a feature file (the flow), or the file's name."""
-    try:
-        for line in Path(path).read_text(encoding="utf-8").splitlines():
-            if line.strip().startswith("Feature:"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return Path(path).stem
-
-
-def flow_of(item: pytest.Item) -> str:
-    """The flow of a scenario: pytest-bdd writes ``<feature file>: <scenario>`` in its docstring."""
-    doc = getattr(getattr(item, "obj", None), "__doc__", None) or ""
-    return feature_name(doc.split(": ", 1)[0]) if ": " in doc else item.nodeid.split("::")[0]
-
-
 class Progress:
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stdout
@@ -59,12 +44,10 @@ class Progress:
         self.total = 0
         self.done = 0
         self.flows: dict[str, FlowResult] = defaultdict(FlowResult)
-        self._flow_of: dict[str, str] = {}
         self._counted: set[str] = set()
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.total = len(session.items)
-        self._flow_of = {item.nodeid: flow_of(item) for item in session.items}
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: object, ids: list[str]) -> None:
@@ -78,25 +61,27 @@ class Progress:
         if report.nodeid in self._counted:
             return
         self._counted.add(report.nodeid)
-        flow = dict(report.user_properties).get(FLOW_PROPERTY) or self._flow_of.get(report.nodeid, report.nodeid)
-        result = self.flows[str(flow)]
+        properties = dict(report.user_properties)
+        flow = str(properties.get(FLOW_PROPERTY) or report.nodeid.split("::")[0])
+        title = str(properties.get(SCENARIO_PROPERTY) or report.nodeid.split("::")[-1])
+        result = self.flows[flow]
         outcome = report.outcome if report.outcome in OUTCOMES else "failed"
         setattr(result, outcome, getattr(result, outcome) + 1)
         if outcome == "failed":
-            result.failures.append(f"{report.nodeid}\n    {_reason(report)}")
+            result.failures.append(f"{flow}: {title}  ({report.nodeid})\n    {_reason(report)}")
         elif outcome == "skipped":
             result.skip_reasons[_skip_reason(report)] += 1
         self.done += 1
-        self._show(report.nodeid, outcome)
+        self._show(f"{flow}: {title}", outcome)
 
-    def _show(self, nodeid: str, outcome: str) -> None:
+    def _show(self, scenario: str, outcome: str) -> None:
         counts = {name: sum(getattr(r, name) for r in self.flows.values()) for name in OUTCOMES}
         line = (f"[{self.done}/{self.total}] {counts['passed']} passed, {counts['failed']} failed, "
                 f"{counts['skipped']} skipped")  # fmt: skip
         if self.live:
-            self.stream.write(f"\r\033[K{line}  {nodeid.split('::')[-1][:60]}")
+            self.stream.write(f"\r\033[K{line}  {scenario[:70]}")
         else:
-            self.stream.write(f"{line}  {outcome.upper():7} {nodeid}\n")
+            self.stream.write(f"{line}  {outcome.upper():7} {scenario}\n")
         self.stream.flush()
 
     def summary(self) -> str:
@@ -113,10 +98,10 @@ class Progress:
         return "\n".join(lines)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """The flow travels with the reports (a worker's, with ``-n``, too): a property, also in the JUnit XML."""
-    item.user_properties.append((FLOW_PROPERTY, flow_of(item)))
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The flow and the title travel with the reports (a worker's, with ``-n``, too), also into the JUnit XML."""
+    for item in items:
+        item.user_properties += [(FLOW_PROPERTY, naming.flow(item)), (SCENARIO_PROPERTY, naming.title(item))]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -6,25 +6,33 @@ feature files (``--suite DIR``, or ``./features`` when present), all with gateki
 the current directory, which is the rootdir; the directory's own pytest configuration applies
 when it has one.  Everything that can be refused is refused before pytest starts: the profile,
 the suite, the tags.  The HTML report is made by Allure 3 (``npx allure generate``: ``allure``
-from ``./node_modules`` or the PATH); without it the results and JUnit XML are still written.
+from ``./node_modules`` or the PATH) with the directory's ``allurerc.mjs``, or gatekit's own
+(``toolkit/certify/allurerc.mjs``: gatekit's failure categories, the history of earlier runs in
+``reports/history.jsonl`` for trends); without Allure the results and JUnit XML are still written.
+After the run the JUnit test cases are named by their Gherkin titles and ``reports/summary.md``
+(the verdict per flow, the failures, links) is written for a CI job to post.
 """
 
 from __future__ import annotations
 
 import configparser
+import os
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit import suite
 from toolkit._version import ALLURE_VERSION
-from toolkit.certify import catalog
+from toolkit.certify import catalog, summary
 from toolkit.config import load_config
 
 BUNDLED_INI = Path(__file__).with_name("certify.ini")
+BUNDLED_ALLURERC = Path(__file__).with_name("allurerc.mjs")
+ALLURE_CONFIGS = ("allurerc.mjs", "allurerc.js", "allurerc.cjs", "allurerc.json", "allurerc.yaml", "allurerc.yml")
 PLUGINS = ("toolkit.certify.progress", "toolkit.certify.collect", "toolkit.steps")
 EXIT_PASSED, EXIT_FAILED, EXIT_NOT_RUN = 0, 1, 2
 
@@ -119,16 +127,24 @@ def allure_command(cwd: Path) -> list[str] | None:
     return [found] if found else None
 
 
-def make_html(options: CertifyOptions, cwd: Path) -> str:
+def allure_config(cwd: Path) -> Path:
+    """The directory's own Allure configuration, or gatekit's."""
+    return next((cwd / name for name in ALLURE_CONFIGS if (cwd / name).is_file()), BUNDLED_ALLURERC)
+
+
+def make_html(options: CertifyOptions, cwd: Path) -> tuple[str, Path | None]:
+    """The line to print about the HTML report, and its ``index.html`` when it was made."""
     command = allure_command(cwd)
     if command is None:
-        return f"HTML report: not made (no Allure 3: npm install allure@{ALLURE_VERSION} here, or allure on PATH)"
+        return f"HTML report: not made (no Allure 3: npm install allure@{ALLURE_VERSION} here, or allure on PATH)", None
     target = options.reports / "allure-report"
-    result = subprocess.run([*command, "generate", str(options.results), "-o", str(target)],
-                            capture_output=True, text=True, check=False, cwd=cwd)  # fmt: skip
+    env = {**os.environ, "GATEKIT_ALLURE_RESULTS": str(options.results), "GATEKIT_REPORTS": str(options.reports)}
+    argv = [*command, "generate", str(options.results), "-o", str(target), "--config", str(allure_config(cwd))]
+    result = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=cwd, env=env)
     if result.returncode != 0:
-        return f"HTML report: allure generate failed: {(result.stderr or result.stdout).strip()[:500]}"
-    return f"HTML report: {(target / 'index.html').resolve()}"
+        return f"HTML report: allure generate failed: {(result.stderr or result.stdout).strip()[:500]}", None
+    index = (target / "index.html").resolve()
+    return f"HTML report: {index}", index
 
 
 def prepare(options: CertifyOptions, cwd: Path) -> tuple[list[Path], list[catalog.Entry]]:
@@ -149,9 +165,20 @@ def certify(options: CertifyOptions, cwd: Path | None = None) -> int:
     options.reports.mkdir(parents=True, exist_ok=True)
     # A separate interpreter: the suite must import toolkit itself (assertion rewriting, fresh state).
     command = [sys.executable, "-m", "pytest", *pytest_args(options, folders, cwd)]
+    started = time.monotonic()
     code = subprocess.run(command, cwd=cwd, check=False).returncode
-    print(f"\nAllure results: {options.results.resolve()}\nJUnit XML: {(options.reports / 'junit.xml').resolve()}")
+    seconds = time.monotonic() - started
+    junit = options.reports / "junit.xml"
+    print(f"\nAllure results: {options.results.resolve()}\nJUnit XML: {junit.resolve()}")
+    index = None
+    if junit.is_file():
+        summary.name_test_cases(junit)
     if options.html:
-        print(make_html(options, cwd))
+        line, index = make_html(options, cwd)
+        print(line)
+    if junit.is_file():
+        profile = load_config(options.profile, file=options.config_file).profile
+        written = summary.write_markdown(junit, profile=profile, seconds=seconds, report=index)
+        print(f"Summary (Markdown, for CI): {written.resolve()}")
     sys.stdout.flush()
     return {0: EXIT_PASSED, 1: EXIT_FAILED}.get(code, EXIT_NOT_RUN)

@@ -1,13 +1,17 @@
 """``gatekit call OPERATION field=value ...``: send one operation and print the decoded response.
 
 The response (the raw mapping, card data masked) goes to stdout as JSON, also when the gateway
-says no; the error goes to stderr and sets the exit status (see ``toolkit.cli``).
+says no; the error goes to stderr and sets the exit status (see ``toolkit.cli``).  When nothing
+listens at the profile's address the error says what to do: start ``gatekit simulate`` or fix the
+profile's ``base_url``.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 
+from toolkit import demo
 from toolkit.client import GatewayClient
 from toolkit.commands.common import (
     Subparsers,
@@ -19,7 +23,8 @@ from toolkit.commands.common import (
     parse_fields,
     print_json,
 )
-from toolkit.errors import ApiError
+from toolkit.config import GatewayConfig
+from toolkit.errors import ApiError, TransportError
 
 
 def register(subparsers: Subparsers) -> None:
@@ -36,11 +41,42 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     operation = find_operation(args.operation)
     fields = parse_fields(args.fields)
-    with GatewayClient(load_profile(args), validate=not args.no_validate) as client:
+    config = load_profile(args)
+    with GatewayClient(config, validate=not args.no_validate) as client:
         try:
             response = client.call(operation, fields, use_group=args.use_group)
         except ApiError as exc:
             print_json(masked(exc.response))
             raise
+        except TransportError as exc:
+            if not refused(exc):
+                raise
+            message = f"{exc.message} (connection refused: nothing listens there); {hint(config)}"
+            raise TransportError(message, operation=exc.operation) from exc
     print_json(masked(response.raw))
     return 0
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    """The error and every exception behind it (causes, contexts, urllib3's ``reason``)."""
+    seen: set[int] = set()
+    todo = [error]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        behind = (current.__cause__, current.__context__, getattr(current, "reason", None), *current.args)
+        todo += [found for found in behind if isinstance(found, BaseException)]
+
+
+def refused(error: TransportError) -> bool:
+    """The connection was refused: nothing listens at the address."""
+    return any(isinstance(cause, ConnectionRefusedError) for cause in _causes(error))
+
+
+def hint(config: GatewayConfig) -> str:
+    if config.base_url == demo.BASE_URL:
+        return "start the simulator first (gatekit simulate, in another terminal), or give --base-url"
+    return f"check the base_url of profile {config.profile} (--base-url, GATEWAY_BASE_URL or gatekit.toml)"

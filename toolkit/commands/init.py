@@ -17,7 +17,7 @@ from pathlib import Path
 from toolkit._version import ALLURE_VERSION, __version__
 from toolkit.commands.common import Subparsers, UsageError
 
-# file written -> template in toolkit/scaffold/
+# file written -> template in toolkit/scaffold/ (the Allure configuration is gatekit certify's own)
 FILES = {
     "gatekit.toml": "gatekit.toml.tmpl",
     "features/checkout.feature": "checkout.feature.tmpl",
@@ -25,7 +25,7 @@ FILES = {
     "tests/test_features.py": "test_features.py.tmpl",
     "pytest.ini": "pytest.ini.tmpl",
     ".gitignore": "gitignore.tmpl",
-    "allurerc.mjs": "allurerc.mjs.tmpl",
+    "allurerc.mjs": "../certify/allurerc.mjs",
     ".github/workflows/gatekit.yml": "github-workflow.yml.tmpl",
     ".gitlab-ci.yml": "gitlab-ci.yml.tmpl",
 }
@@ -53,7 +53,8 @@ def register(subparsers: Subparsers) -> None:
 
 
 def render(template: str) -> str:
-    text = (resources.files("toolkit") / "scaffold" / template).read_text(encoding="utf-8")
+    path = f"scaffold/{template}".replace("scaffold/../", "")  # "../certify/allurerc.mjs": gatekit certify's own
+    text = resources.files("toolkit").joinpath(*path.split("/")).read_text(encoding="utf-8")
     return text.replace("@GATEKIT_VERSION@", __version__).replace("@ALLURE_VERSION@", ALLURE_VERSION)
 
 

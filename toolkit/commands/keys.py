@@ -34,16 +34,31 @@ _PEM_KINDS = (  # the PEM header that tells what a file holds
 
 
 def register(subparsers: Subparsers) -> None:
-    parser = subparsers.add_parser("keys", help="generate or check RSA keys for v4 (RSA-SHA256) operations")
+    parser = subparsers.add_parser(
+        "keys",
+        help="generate or check RSA keys for v4 (RSA-SHA256) operations",
+        description="The merchant's RSA key pair for the operations signed with OAuth RSA-SHA256 (v4 payouts): "
+        "generate one, or check a key's size and fingerprint.",
+    )
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    generate = actions.add_parser("generate", help="write a new key pair as PKCS#1, PKCS#8 and public PEM")
+    generate = actions.add_parser(
+        "generate",
+        help="write a new key pair as PKCS#1, PKCS#8 and public PEM",
+        description="Write private-pkcs1.pem and private-pkcs8.pem (mode 0600) and public.pem, the one to send "
+        "to the gateway's support contact.",
+    )
     generate.add_argument("--bits", type=int, default=DEFAULT_RSA_BITS, help=f"at least {MIN_RSA_BITS}")
     generate.add_argument("--out", type=Path, required=True, help="directory for the three files")
     generate.add_argument("--passphrase-env", metavar="VAR", help="encrypt the private keys with $VAR")
     generate.add_argument("--force", action="store_true", help="overwrite existing key files")
     generate.set_defaults(handler=run_generate)
-    check = actions.add_parser("check", help="load a private or public PEM key; print its size and fingerprint")
-    check.add_argument("file", type=Path)
+    check = actions.add_parser(
+        "check",
+        help="load a private or public PEM key; print its size and fingerprint",
+        description="Load a private or public RSA key (PEM) and print what it is, its size and the SHA-256 "
+        "fingerprint of its public key (compare it with the one the gateway has).",
+    )
+    check.add_argument("file", type=Path, help="the PEM file")
     check.add_argument("--passphrase-env", metavar="VAR", help="the private key's passphrase is in $VAR")
     check.set_defaults(handler=run_check)
 

@@ -29,7 +29,8 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         NAME,
         help="receive server callbacks and payer redirects; print each as a JSON line",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description="Run the callback receiver and print every arrival (a server callback, a payer's redirect) "
+        "as one JSON line, its control verified with the merchant's key.",
     )
     parser.add_argument("--port", type=int, default=0, help="port to listen on (default: any free port)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")

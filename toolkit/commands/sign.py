@@ -3,7 +3,11 @@
 Control operations: the formula, each part with its value, the concatenation and the control.
 OAuth operations: the signature base string, the signature and the Authorization header.
 ``--timestamp`` and ``--nonce`` make the output reproducible, so that a person can compare it
-with what the gateway expects.  Card data is masked and the control key is never shown.
+with what the gateway expects.  The control key is never shown (``<merchant_control_key>`` stands
+for it).  Card data is masked unless ``--show-card-data``: the output then says which values are
+masked, because the signature is computed over the real ones; with the flag, the base string
+and the body are those signed, and the signature can be recomputed from what is printed.
+A request that breaks the catalogue's rules is not signed (``--no-validate`` signs it as given).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from toolkit.auth import SignatureTrace
 from toolkit.client import GatewayClient, PreparedCall
 from toolkit.commands.common import (
     Subparsers,
+    UsageError,
     add_gateway_options,
     add_request_arguments,
     find_operation,
@@ -26,6 +31,7 @@ from toolkit.commands.common import (
     print_json,
 )
 from toolkit.config import GatewayConfig
+from toolkit.errors import InvalidRequestError
 from toolkit.keys import fingerprint
 from toolkit.operations import AuthScheme
 from toolkit.signing import new_nonce, parse_authorization_header
@@ -35,6 +41,7 @@ KEY_PLACEHOLDER = "<merchant_control_key>"
 # The text output: the report's keys in this order; labels differ from keys only here.
 _ORDER = (
     "request",
+    "masked",
     "scheme",
     "formula",
     "input",
@@ -47,6 +54,10 @@ _ORDER = (
     "body",
 )
 _LABELS = {"base_string": "base string", "authorization": "Authorization"}
+MASKED_NOTE = (
+    "{fields}: shown masked below; the signature is computed over the real values, so it cannot be "
+    "recomputed from this output (--show-card-data prints them)"
+)
 
 
 def register(subparsers: Subparsers) -> None:
@@ -59,6 +70,12 @@ def register(subparsers: Subparsers) -> None:
     add_gateway_options(parser)
     parser.add_argument("--nonce", help="oauth_nonce to use (default: random)")
     parser.add_argument("--timestamp", type=int, help="oauth_timestamp to use, in seconds (default: now)")
+    parser.add_argument(
+        "--show-card-data",
+        action="store_true",
+        help="print card numbers and CVV2 as given (masked by default), so that the base string and the body "
+        "reproduce the signature; the control key is never printed",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(handler=run)
 
@@ -69,8 +86,12 @@ def run(args: argparse.Namespace) -> int:
     clock: Callable[[], float] = time.time if args.timestamp is None else lambda: float(args.timestamp)
     nonce: Callable[[], str] = new_nonce if args.nonce is None else lambda: str(args.nonce)
     with GatewayClient(config, clock=clock, nonce=nonce, validate=not args.no_validate) as client:
-        call = client.prepare(operation, parse_fields(args.fields), use_group=args.use_group)
-    report = describe(call, config)
+        try:
+            call = client.prepare(operation, parse_fields(args.fields), use_group=args.use_group)
+        except InvalidRequestError as error:
+            problems = "; ".join(str(problem) for problem in error.problems)
+            raise UsageError(f"{operation.name}: not signed: {problems} (--no-validate signs it as given)") from None
+    report = describe(call, config, show_card_data=args.show_card_data)
     if args.json:
         print_json(report)
     else:
@@ -78,18 +99,24 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def describe(call: PreparedCall, config: GatewayConfig) -> dict[str, Any]:
-    """What was signed, as plain data: card data masked, the control key as a placeholder."""
-    op, trace = call.operation, call.trace.masked() if call.trace else None
+def describe(call: PreparedCall, config: GatewayConfig, *, show_card_data: bool = False) -> dict[str, Any]:
+    """What was signed, as plain data: the control key as a placeholder, card data masked unless asked for.
+
+    ``masked`` names the fields shown masked (the signature is over their real values).
+    """
+    op, sent = call.operation, dict(decode_request_body(call.request.body))
+    body = sent if show_card_data else masked(sent)
+    trace = call.trace if show_card_data or call.trace is None else call.trace.masked()
     report: dict[str, Any] = {
         "operation": op.name,
         "code": op.code,
         "request": f"{call.request.method} {call.request.url}",
+        "masked": sorted(name for name, value in sent.items() if body[name] != value),
         "scheme": op.auth.value,
     }
     if trace is not None:
         report |= _control_report(trace) if op.auth is AuthScheme.CONTROL else _oauth_report(trace, op.auth, config)
-    report["body"] = masked(dict(decode_request_body(call.request.body)))
+    report["body"] = body
     return report
 
 
@@ -127,6 +154,10 @@ def render(report: dict[str, Any]) -> str:
     lines = [f"{report['operation']} ({report['code'] or 'code not shown'})"]
     for name in (name for name in _ORDER if name in report):
         value = report[name]
+        if name == "masked":
+            if not value:
+                continue
+            value = MASKED_NOTE.format(fields=", ".join(value))
         if isinstance(value, dict):
             value = "&".join(f"{k}={v}" for k, v in value.items())
         lines.append(f"{_LABELS.get(name, name):<{width}}{value}")

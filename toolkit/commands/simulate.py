@@ -2,9 +2,11 @@
 
     gatekit simulate [--host 127.0.0.1] [--port 8080] [--config sim.toml] [--db FILE] [--latency S]
                      [--max-body BYTES] [--public-url URL] [--callback-host HOST] [--control-token TOKEN]
+                     [--quiet] [--log-level LEVEL]
 
 The first line names the base URL (``simulator: http://HOST:PORT/paynet``; ``--port 0`` takes a
-free port).  Then come the merchants: login, endpoint ids and group ids.  The documented demo
+free port).  Then come the merchants: login, endpoint ids and group ids.  Then one masked line per
+request served (``toolkit.commands.request_log``; ``--quiet`` leaves them out).  The documented demo
 merchant's control key is printed too (``toolkit.demo``: it is published with the code); the
 keys of merchants from ``--config`` never are.  Without ``--db`` the state lives in memory and
 is lost at exit; with a file it survives a restart.  A non-loopback ``--host`` prints a warning:
@@ -29,11 +31,17 @@ from typing import TextIO
 
 from toolkit import demo
 from toolkit.commands.common import Subparsers, stop_on_signals
+from toolkit.commands.request_log import RequestLog
 from toolkit.masking import Secret
 from toolkit.simulator.server import SimulatorServer
 from toolkit.simulator.settings import Merchant, SettingsError, SimulatorSettings, load_settings, public_url_problem
 
 NAME = "simulate"
+DESCRIPTION = (
+    "Run the stateful gateway simulator on HOST:PORT until Ctrl-C or SIGTERM. It prints its base URL and "
+    "merchants, then one line per request (time, method, path, operation, HTTP status, type, orderid, ms; "
+    "card data masked)."
+)
 TOKEN_ENV = "GATEKIT_CONTROL_TOKEN"
 EXIT_OK = 0
 EXIT_UNUSABLE = 2
@@ -44,7 +52,7 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         NAME,
         help="run the stateful gateway simulator (demo merchant, or merchants from --config)",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description=DESCRIPTION,
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8080, help="port to listen on; 0 takes a free one (default: 8080)")
@@ -83,7 +91,14 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
         help="forgive what the production gateway refuses (missing login, misspelled fields, expired cards...) "
         "with a journal warning; a merchant's own 'lenient' setting still wins",
     )
-    parser.add_argument("--log-level", default="warning", choices=("critical", "error", "warning", "info", "debug"))
+    parser.add_argument("--quiet", action="store_true", help="no line per request (the header is still printed)")
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        choices=("critical", "error", "warning", "info", "debug"),
+        help="what the web server (uvicorn) and the simulator log on stderr: problems only by default; "
+        "info and debug add uvicorn's start-up and connection lines",
+    )
     parser.set_defaults(handler=run)
     return parser
 
@@ -104,12 +119,18 @@ def _serve(args: argparse.Namespace) -> int:
         return _unusable(f"database {args.db}: {exc}")
     except OSError as exc:
         return _unusable(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+    if not args.quiet:
+        server.app.add_middleware(RequestLog, write=_print_line)
     stop = threading.Event()
     with stop_on_signals(stop), server:
         describe(server, sys.stdout)
         stop.wait()
     print(f"stopped: {server.base_url}", flush=True)
     return EXIT_OK
+
+
+def _print_line(text: str) -> None:
+    print(text, flush=True)
 
 
 @contextlib.contextmanager

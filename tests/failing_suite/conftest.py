@@ -1,0 +1,44 @@
+"""The steps of the failing suite, beside gatekit's own (a merchant's suite with ``gatekit certify --suite``)."""
+
+from __future__ import annotations
+
+import socket
+from decimal import Decimal
+
+from pytest_bdd import given, then, when
+
+from toolkit.certify import reporting
+from toolkit.certify.target import GatewayTarget
+from toolkit.client import GatewayClient
+from toolkit.config import PollSchedule
+from toolkit.flows import Merchant, Order
+from toolkit.testdata.cards import Card
+
+pytest_plugins = ["toolkit.steps"]
+
+
+@given("the gateway will fail the next sale")
+def fail_next_sale(gateway_target: GatewayTarget) -> None:
+    gateway_target.control.add_fault("sale", "error")
+
+
+@when("the merchant sends a sale of 10.00 EUR signed with the wrong control key", target_fixture="order")
+def sale_with_wrong_key(gateway_target: GatewayTarget, card: Card) -> Order:
+    config = gateway_target.config.with_overrides(control_key="not-the-merchant-control-key")
+    with GatewayClient(config, observers=[reporting.attach_exchange]) as client:
+        return Merchant(client).pay("sale", card, Decimal("10.00"))
+
+
+@when("the merchant asks a gateway where nothing listens for a status")
+def status_from_nowhere(gateway_target: GatewayTarget) -> None:
+    with socket.socket() as closed:  # a port that was free a moment ago: nothing listens there
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    config = gateway_target.config.with_overrides(base_url=f"http://127.0.0.1:{port}/paynet")
+    with GatewayClient(config, observers=[reporting.attach_exchange]) as client:
+        client.status(client_orderid="inv-1", orderid="1")
+
+
+@then("the order is final within half a second")
+def final_soon(merchant: Merchant, order: Order) -> None:
+    merchant.client.wait_for_final_status(order.ack, schedule=PollSchedule(intervals=(0.05,), deadline=0.5))

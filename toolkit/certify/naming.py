@@ -1,0 +1,91 @@
+"""What a scenario is called: its Gherkin title, its flow and its text, read from a collected pytest item.
+
+pytest names a scenario after the function pytest-bdd made for it
+(``test_a_card_that_is_outcome_is_declined[expired-Expired card]``); people know it by its Gherkin
+title (``A card that is expired is declined``).  The live progress line, the Allure tree, the JUnit
+XML and the Markdown summary all use these names.  An outline's title is rendered with its example;
+when the title has no ``<placeholder>`` the example's values follow it in parentheses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pytest_bdd.parser import Scenario, ScenarioTemplate
+from pytest_bdd.scenario import scenario_wrapper_template_registry
+
+from toolkit.certify.catalog import scenario_tags
+from toolkit.operations import OPERATIONS
+
+EXAMPLE_PARAM = "_pytest_bdd_example"  # the parameter pytest-bdd gives an outline's example
+
+
+def template_of(item: pytest.Item) -> ScenarioTemplate | None:
+    """The Gherkin scenario behind a test, or None for a plain test."""
+    try:
+        return scenario_wrapper_template_registry.get(getattr(item, "obj", None))  # type: ignore[arg-type]
+    except TypeError:  # not weak-referenceable: not a scenario
+        return None
+
+
+def example_of(item: pytest.Item) -> dict[str, str]:
+    callspec = getattr(item, "callspec", None)
+    example = callspec.params.get(EXAMPLE_PARAM) if callspec is not None else None
+    return dict(example) if isinstance(example, dict) else {}
+
+
+def scenario_of(item: pytest.Item) -> Scenario | None:
+    """The scenario as it runs: an outline rendered with the item's example."""
+    template = template_of(item)
+    return template.render(example_of(item)) if template is not None else None
+
+
+def title(item: pytest.Item) -> str:
+    """The Gherkin title (``A card that is expired is declined``); a plain test's own name otherwise."""
+    template = template_of(item)
+    if template is None:
+        return item.name
+    example = example_of(item)
+    rendered = template.render(example).name
+    if example and rendered == template.name:  # an outline whose title names no column
+        return f"{rendered} ({', '.join(map(str, example.values()))})"
+    return rendered
+
+
+def flow(item: pytest.Item) -> str:
+    """The flow a scenario belongs to: its feature's name (the file's name when it has none)."""
+    template = template_of(item)
+    if template is not None:
+        return template.feature.name or _stem(template.feature.filename)
+    return item.nodeid.split("::")[0]
+
+
+def operation(tags: set[str]) -> str | None:
+    """The catalogue operation a scenario is tagged with (``@sale``, ``@payout_pay``...)."""
+    return next((tag for tag in sorted(tags) if tag in OPERATIONS), None)
+
+
+def tags(item: pytest.Item) -> set[str]:
+    """A scenario's tags: its own, its feature's, its rule's and its examples' (as pytest-bdd marks them)."""
+    template = template_of(item)
+    return scenario_tags(template.feature, template) if template is not None else set()
+
+
+def gherkin(item: pytest.Item) -> str | None:
+    """The scenario as written, rendered with its example: ``Feature:``, ``Scenario:`` and the steps."""
+    scenario = scenario_of(item)
+    if scenario is None:
+        return None
+    lines = [f"Feature: {scenario.feature.name}", f"  {_keyword(scenario)}: {scenario.name}"]
+    lines += [f"    {step.keyword} {step.name}" for step in scenario.steps]
+    return "\n".join(lines)
+
+
+def _keyword(scenario: Any) -> str:
+    return str(getattr(scenario, "keyword", "") or "Scenario").strip()
+
+
+def _stem(path: str) -> str:
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return name.removesuffix(".feature")

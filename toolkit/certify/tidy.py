@@ -1,0 +1,106 @@
+"""The Allure results as people read them: tidied on their way to ``allure-results/``.
+
+allure-pytest has no options for what the certification report needs, so the results pass through
+hook wrappers of ``allure_commons`` (``report_result``, ``report_container``) before its file logger
+writes them:
+
+- an outline's example shows as its columns (``outcome = expired``), not as a Python dict;
+- Failed means the gateway behaved otherwise than the scenario expects: an assertion, and the
+  toolkit's errors about the gateway's answers (a refusal, a decline, a page without the expected
+  form, no outcome in time).  Broken is left for what the test itself got wrong (a step not
+  found, a ``TypeError``) and for no answer at all (``TransportError``: the gateway is unreachable);
+- fixture set-up and tear-down entries are dropped unless they failed or carry steps or
+  attachments: a passing scenario shows its Gherkin steps, not two dozen fixture lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Generator, Iterable
+from typing import Any
+
+import allure_commons
+import pytest
+from allure_commons.model2 import Parameter
+
+from toolkit.callbacks.inbox import CallbackTimeout
+from toolkit.certify.naming import EXAMPLE_PARAM
+from toolkit.errors import GatewayError, TransportError
+from toolkit.flows import FlowError
+from toolkit.payer import PayerError
+
+# Errors that say the gateway answered otherwise than the scenario expects: a failure, like an assertion.
+GATEWAY_FAILURES: tuple[type[BaseException], ...] = (GatewayError, FlowError, PayerError, CallbackTimeout)
+NOT_FAILURES: tuple[type[BaseException], ...] = (TransportError,)  # no answer: the run is broken, not failed
+_KEPT_STATUSES = ("failed", "broken")
+
+
+def exception_class(message: str | None) -> type[BaseException] | None:
+    """The exception class named at the head of an Allure message (``toolkit.flows.FlowError: ...``)."""
+    head = (message or "").split(":", 1)[0].strip()
+    module, _, name = head.rpartition(".")
+    found = getattr(sys.modules.get(module or "builtins"), name, None) if name.isidentifier() else None
+    return found if isinstance(found, type) and issubclass(found, BaseException) else None
+
+
+def is_gateway_failure(message: str | None) -> bool:
+    cls = exception_class(message)
+    return cls is not None and issubclass(cls, GATEWAY_FAILURES) and not issubclass(cls, NOT_FAILURES)
+
+
+def _fix_status(item: Any) -> None:
+    """Broken -> failed, for this item and its steps, where a gateway failure is the cause."""
+    details = item.statusDetails
+    if item.status == "broken" and details is not None and is_gateway_failure(details.message):
+        item.status = "failed"
+    for step in item.steps or ():
+        _fix_status(step)
+
+
+def _example_parameters(parameters: Iterable[Any]) -> list[Any]:
+    """pytest-bdd's ``_pytest_bdd_example`` parameter -> one parameter per column of the example."""
+    shown: list[Any] = []
+    for parameter in parameters:
+        if parameter.name != EXAMPLE_PARAM:
+            shown.append(parameter)
+            continue
+        try:
+            example = ast.literal_eval(parameter.value)
+        except (ValueError, SyntaxError):
+            example = None
+        if isinstance(example, dict):
+            shown += [Parameter(name=str(name), value=str(value)) for name, value in example.items()]
+        else:
+            shown.append(parameter)
+    return shown
+
+
+def _is_noise(fixture: Any) -> bool:
+    """A set-up or tear-down entry that says nothing: passed (or never finished), no steps, no attachments."""
+    return fixture.status not in _KEPT_STATUSES and not fixture.steps and not fixture.attachments
+
+
+class ResultTidier:
+    """Hook wrappers of ``allure_commons``: they change a result or a container just before it is written."""
+
+    @allure_commons.hookimpl(hookwrapper=True)
+    def report_result(self, result: Any) -> Generator[None, None, None]:
+        _fix_status(result)
+        result.parameters = _example_parameters(result.parameters)
+        yield
+
+    @allure_commons.hookimpl(hookwrapper=True)
+    def report_container(self, container: Any) -> Generator[None, None, None]:
+        container.befores = [fixture for fixture in container.befores if not _is_noise(fixture)]
+        container.afters = [fixture for fixture in container.afters if not _is_noise(fixture)]
+        yield
+
+
+def install(config: pytest.Config) -> None:
+    """Tidy the results of this run (when allure-pytest writes any: ``--alluredir``)."""
+    if not getattr(config.option, "allure_report_dir", None):
+        return
+    tidier = ResultTidier()
+    allure_commons.plugin_manager.register(tidier)
+    config.add_cleanup(lambda: allure_commons.plugin_manager.unregister(tidier))
