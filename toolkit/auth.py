@@ -7,7 +7,7 @@ keeps a ``SignatureTrace`` of what it did, for debugging and for reports.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import requests
@@ -17,6 +17,8 @@ from toolkit import signing
 from toolkit.masking import Secret, mask_base_string, mask_value
 from toolkit.operations import AuthScheme, Operation
 from toolkit.wire import decode_request_body, encode_form
+
+Pairs = Sequence[tuple[str, str]]
 
 
 @dataclass(frozen=True)
@@ -37,10 +39,17 @@ class SignatureTrace:
         return replace(self, parts=parts, base_string=mask_base_string(self.base_string))
 
 
-def _set_body(request: requests.PreparedRequest, pairs: list[tuple[str, str]]) -> None:
+def _set_body(request: requests.PreparedRequest, pairs: Pairs) -> None:
     body = encode_form(pairs).encode("utf-8")  # bytes: sent with the headers in one packet (no Nagle stall)
     request.body = body
     request.headers["Content-Length"] = str(len(body))
+
+
+def _body_pairs(request: requests.PreparedRequest, fields: Pairs | None) -> list[tuple[str, str]]:
+    """The pairs of the form body: ``fields`` when the hook writes the body itself, else the body decoded."""
+    if fields is not None and request.body is None:
+        return list(fields)
+    return decode_request_body(request.body)
 
 
 class ControlAuth(requests.auth.AuthBase):
@@ -48,10 +57,19 @@ class ControlAuth(requests.auth.AuthBase):
 
     ``strict=False`` signs even a request that misses a formula field or has a bad amount
     (``signing.control_parts``), so that the gateway's own rejection can be tested.
+    ``fields``: the pairs of a request prepared without a body (``data=None``); the hook encodes
+    them once, with ``control``, as the body (no encoding, decoding and encoding again).
     """
 
     def __init__(
-        self, operation: Operation, *, path_id: str, login: str, control_key: Secret, strict: bool = True
+        self,
+        operation: Operation,
+        *,
+        path_id: str,
+        login: str,
+        control_key: Secret,
+        strict: bool = True,
+        fields: Pairs | None = None,
     ) -> None:
         if operation.control is None:
             raise ValueError(f"{operation.name} has no control formula")
@@ -60,12 +78,13 @@ class ControlAuth(requests.auth.AuthBase):
         self.login = login
         self._key = control_key
         self.strict = strict
+        self.fields = fields
         self.trace: SignatureTrace | None = None
 
     def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
         formula = self.operation.control
         assert formula is not None
-        pairs = [(name, value) for name, value in decode_request_body(request.body) if name != "control"]
+        pairs = [(name, value) for name, value in _body_pairs(request, self.fields) if name != "control"]
         parts = signing.control_parts(
             formula, dict(pairs), endpoint_id=self.path_id, login=self.login, strict=self.strict
         )
@@ -76,7 +95,11 @@ class ControlAuth(requests.auth.AuthBase):
 
 
 class OAuthAuth(requests.auth.AuthBase):
-    """OAuth 1.0a HMAC-SHA1 (key: control key + '&') or RSA-SHA256 (the merchant's private key)."""
+    """OAuth 1.0a HMAC-SHA1 (key: control key + '&') or RSA-SHA256 (the merchant's private key).
+
+    ``fields``: the pairs of a request prepared without a body (``data=None``): the hook encodes
+    them as the body and signs them as they are (no decoding of what was just encoded).
+    """
 
     def __init__(
         self,
@@ -88,6 +111,7 @@ class OAuthAuth(requests.auth.AuthBase):
         clock: Callable[[], float],
         nonce: Callable[[], str],
         realm: str | None = None,
+        fields: Pairs | None = None,
     ) -> None:
         if scheme is AuthScheme.OAUTH_HMAC_SHA1 and control_key is None:
             raise ValueError("HMAC-SHA1 needs the merchant control key")
@@ -100,6 +124,7 @@ class OAuthAuth(requests.auth.AuthBase):
         self.clock = clock
         self.nonce = nonce
         self.realm = realm
+        self.fields = fields
         self.trace: SignatureTrace | None = None
 
     def sign(self, base_string: str) -> str:
@@ -111,9 +136,10 @@ class OAuthAuth(requests.auth.AuthBase):
 
     def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
         params = signing.make_oauth_params(self.login, self.scheme.value, clock=self.clock, nonce=self.nonce)
-        base_string = signing.signature_base_string(
-            request.method or "POST", request.url or "", decode_request_body(request.body), params
-        )
+        pairs = _body_pairs(request, self.fields)
+        if self.fields is not None and request.body is None:
+            _set_body(request, pairs)
+        base_string = signing.signature_base_string(request.method or "POST", request.url or "", pairs, params)
         signature = self.sign(base_string)
         header = signing.authorization_header(params, signature, realm=self.realm)
         request.headers["Authorization"] = header

@@ -73,9 +73,29 @@ def wire_fields(fields: Fields | None, extra: Fields, operation: Operation | Non
     (``cres`` -> ``cRes``, ``client_orderid`` -> ``client-order-id`` where the gateway spells it so);
     None is dropped.
     """
-    spell = operation.wire_name if operation is not None else wire_name
+    spell = _spelling(operation) if operation is not None else wire_name
     merged = {spell(name): value for name, value in {**(fields or {}), **extra}.items()}
     return [(name, wire_value(value, name)) for name, value in merged.items() if value is not None]
+
+
+# Operation.wire_name looks the catalogue up on every call: its answers, per operation, are kept here.
+_SPELLINGS: dict[int, tuple[Operation, dict[str, str]]] = {}
+
+
+def _spelling(operation: Operation) -> Callable[[str], str]:
+    """``operation.wire_name``, remembered per name (the operation is kept with its answers: ids stay unique)."""
+    entry = _SPELLINGS.get(id(operation))
+    if entry is None or entry[0] is not operation:
+        entry = _SPELLINGS[id(operation)] = (operation, {})
+    known = entry[1]
+
+    def spell(name: str) -> str:
+        wire = known.get(name)
+        if wire is None:
+            wire = known[name] = operation.wire_name(name)
+        return wire
+
+    return spell
 
 
 @dataclass(frozen=True)
@@ -151,12 +171,12 @@ class GatewayClient:
             problems = request_problems(op, dict(pairs))
             if problems:
                 raise InvalidRequestError(op.name, problems)
-        path_id, path = self._address(op, dict(pairs), endpoint_id, group_id, use_group)
-        auth = self._auth(op, path_id, strict=strict)
+        path_id, path = self._address(op, pairs, endpoint_id, group_id, use_group)
+        auth = self._auth(op, path_id, strict=strict, fields=pairs)
         request = requests.Request(
             "POST",
             self.config.base_url + path,
-            data=encode_form(pairs).encode("utf-8"),
+            data=None if auth is not None else encode_form(pairs).encode("utf-8"),  # signed: the hook encodes it
             headers={
                 "Accept": MEDIA_TYPE,
                 "Content-Type": FORM_TYPE,
@@ -180,18 +200,17 @@ class GatewayClient:
         """
         op, request = call.operation, call.request
         started = time.monotonic()
-        sent_fields = decode_request_body(request.body)
         try:
             answer = transport.exchange(
                 self.session, request, deadline=self.config.timeout, max_bytes=self.max_response_bytes
             )
         except transport.NoAnswer as exc:
-            self._notify(op, request, sent_fields, None, started, call.trace, error=str(exc.__cause__ or exc))
+            self._notify(op, request, None, started, call.trace, error=str(exc.__cause__ or exc))
             raise TransportError(f"no answer from {request.url}{exc}", operation=op.name) from exc
         except transport.TooLarge as exc:
-            self._notify(op, request, sent_fields, None, started, call.trace, error=str(exc))
+            self._notify(op, request, None, started, call.trace, error=str(exc))
             raise ProtocolError(f"{exc} (from {request.url})", operation=op.name) from None
-        self._notify(op, request, sent_fields, answer, started, call.trace)
+        self._notify(op, request, answer, started, call.trace)
         try:
             body = decode_response(answer.content)
             check_answer(body)
@@ -211,14 +230,15 @@ class GatewayClient:
         return model
 
     def _address(
-        self, op: Operation, fields: Mapping[str, str], endpoint_id: str | None, group_id: str | None, use_group: bool
+        self, op: Operation, fields: list[tuple[str, str]], endpoint_id: str | None, group_id: str | None, use_group: bool
     ) -> tuple[str, str]:
         """Which id goes in the path: explicit > group if asked > the order's endpoint > configured."""
         config = self.config
         if use_group and endpoint_id is None and group_id is None:
             group_id = self._group_id(op)
         if endpoint_id is None and group_id is None:
-            remembered = self._endpoints.get(fields.get("orderid", ""))
+            orderid = next((value for name, value in fields if name == "orderid"), "") if self._endpoints else ""
+            remembered = self._endpoints.get(orderid)
             if config.endpoint_id is None and op.group and config.endpoint_group_id:
                 group_id = config.endpoint_group_id
             elif remembered or config.endpoint_id:
@@ -243,10 +263,15 @@ class GatewayClient:
             )
         return self.config.endpoint_group_id
 
-    def _auth(self, op: Operation, path_id: str, *, strict: bool = True) -> requests.auth.AuthBase | None:
+    def _auth(
+        self, op: Operation, path_id: str, *, strict: bool = True, fields: list[tuple[str, str]] | None = None
+    ) -> requests.auth.AuthBase | None:
+        """The request's signing hook; with ``fields`` it also writes the body (prepared with ``data=None``)."""
         config = self.config
         if op.auth is AuthScheme.CONTROL:
-            return ControlAuth(op, path_id=path_id, login=config.login, control_key=config.control_key, strict=strict)
+            return ControlAuth(
+                op, path_id=path_id, login=config.login, control_key=config.control_key, strict=strict, fields=fields
+            )
         if op.auth.is_oauth:
             rsa_key = config.private_key if op.auth is AuthScheme.OAUTH_RSA_SHA256 else None
             return OAuthAuth(
@@ -256,6 +281,7 @@ class GatewayClient:
                 private_key=rsa_key,
                 clock=self.clock,
                 nonce=self.nonce,
+                fields=fields,
             )
         return None
 
@@ -267,20 +293,19 @@ class GatewayClient:
         self,
         op: Operation,
         request: requests.PreparedRequest,
-        sent: list[tuple[str, str]],
         answer: requests.Response | None,
         started: float,
         trace: SignatureTrace | None,
         error: str | None = None,
     ) -> None:
-        if not self.observers:
+        if not self.observers:  # nobody looks: no record is built, nothing is decoded or masked
             return
         exchange = Exchange.capture(
             operation=op.name,
             method=request.method or "POST",
             url=request.url or "",
             headers=dict(request.headers),
-            fields=sent,
+            fields=decode_request_body(request.body),  # as sent, control included
             status_code=answer.status_code if answer is not None else None,
             response_headers=dict(answer.headers) if answer is not None else {},
             response_body=answer.text if answer is not None else "",

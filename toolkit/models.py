@@ -6,6 +6,7 @@ wire name, the field name with dashes (``card_type`` <- ``card-type``), except t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from decimal import Decimal, InvalidOperation
@@ -48,6 +49,12 @@ def _decimal(value: str) -> Decimal | None:
         return None
 
 
+@functools.cache
+def _wire_names(cls: type[Response]) -> tuple[tuple[str, str], ...]:
+    """(attribute, wire name) of a response class's fields, ``raw`` aside: worked out once per class."""
+    return tuple((f.name, RENAMED.get(f.name, f.name.replace("_", "-"))) for f in fields(cls) if f.name != "raw")
+
+
 @dataclass(frozen=True)
 class Response:
     """Any successful gateway response; ``raw`` is the decoded body as received."""
@@ -58,8 +65,7 @@ class Response:
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, str]) -> Self:
-        names = [f.name for f in fields(cls) if f.name != "raw"]
-        values: dict[str, Any] = {name: raw.get(RENAMED.get(name, name.replace("_", "-")), "") for name in names}
+        values: dict[str, Any] = {name: raw.get(wire, "") for name, wire in _wire_names(cls)}
         if "status" in values:
             values["status"] = Status.parse(values["status"])
         if "amount" in values:
