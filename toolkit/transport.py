@@ -18,13 +18,16 @@ import contextlib
 import functools
 import heapq
 import itertools
+import os
 import socket
 import threading
 import time
+import urllib.request
 from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
+from requests.utils import resolve_proxies
 
 MAX_RESPONSE_BYTES = 1 << 20  # 1 MiB: a gateway answer is a few hundred bytes, a 3-D Secure page a few KB
 _CHUNK = 64 * 1024
@@ -171,10 +174,11 @@ def exchange(
 ) -> requests.Response:
     """Send ``request`` and read the whole answer within ``deadline`` seconds; ``content`` is filled."""
     guard(session)
+    proxies = _proxies(session, request)
     watch = _WATCHDOG.watch(deadline + _GRACE)  # a plain stall is requests' own timeout, named as such
     _CURRENT.watch = watch
     try:
-        answer = session.send(request, timeout=deadline, allow_redirects=False, stream=True)
+        answer = session.send(request, timeout=deadline, allow_redirects=False, stream=True, proxies=proxies)
         watch.attach(_socket_of(answer))  # a custom adapter's connection: at least the body is bounded
         if answer.raw is not None:  # (an adapter may hand over a response already read)
             try:
@@ -196,6 +200,51 @@ def exchange(
     finally:
         _CURRENT.watch = None
         watch.disarm()
+
+
+# requests reads the proxies from the environment for every request (``resolve_proxies``: three scans of
+# ``os.environ``, a third of the client's own CPU per call).  Where the environment is their only source
+# (Linux; not macOS or Windows, which also ask the system), the answer is kept per origin, session
+# settings and the environment's proxy variables: a change to any of them is seen on the next call.
+_ENVIRONMENT_ONLY = urllib.request.getproxies is urllib.request.getproxies_environment
+_PROXIES: dict[tuple[object, ...], dict[str, str]] = {}
+
+
+def _proxies(session: requests.Session, request: requests.PreparedRequest) -> dict[str, str]:
+    """``requests.utils.resolve_proxies`` for this request, as ``Session.send`` would compute it."""
+    data: dict[Any, Any] | None = getattr(os.environ, "_data", None)
+    url = request.url or ""
+    if not _ENVIRONMENT_ONLY or data is None or not isinstance(session.proxies, dict):
+        return resolve_proxies(request, session.proxies, session.trust_env)
+    scheme, _, rest = url.partition("://")
+    origin = scheme + "://" + rest.partition("/")[0].partition("?")[0].partition("#")[0]
+    key = (origin, session.trust_env, tuple(session.proxies.items()), _proxy_variables(data))
+    try:
+        found = _PROXIES.get(key)
+    except TypeError:  # an unhashable value in session.proxies
+        return resolve_proxies(request, session.proxies, session.trust_env)
+    if found is None:
+        if len(_PROXIES) > 256:
+            _PROXIES.clear()
+        found = _PROXIES[key] = resolve_proxies(request, session.proxies, session.trust_env)
+    return dict(found)
+
+
+# urllib.request.getproxies_environment reads every ``*_proxy`` variable, any case, and REQUEST_METHOD (CGI).
+# (``os.environ._data`` holds bytes on POSIX, the only place where the answers are kept.)
+_PROXY_WORD = b"proxy"
+_CGI = b"REQUEST_METHOD"
+_ENVIRONMENT_SEEN: tuple[dict[Any, Any], tuple[tuple[Any, Any], ...]] = ({}, ())
+
+
+def _proxy_variables(data: dict[Any, Any]) -> tuple[tuple[Any, Any], ...]:
+    """The proxy variables of the environment; looked for again only when the environment changed."""
+    global _ENVIRONMENT_SEEN
+    seen, variables = _ENVIRONMENT_SEEN
+    if data != seen:  # one comparison in C; a scan in Python costs ten times more
+        variables = tuple((name, value) for name, value in data.items() if _PROXY_WORD in name.lower() or name == _CGI)
+        _ENVIRONMENT_SEEN = (dict(data), variables)
+    return variables
 
 
 def _socket_of(answer: requests.Response) -> socket.socket | None:
