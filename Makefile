@@ -70,6 +70,7 @@ notebook-screenshots: $(STAMP) $(BROWSER_STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_signing.py
 	$(PY) benchmarks/bench_simulator.py
+	$(PY) benchmarks/bench_client.py
 	$(PY) benchmarks/bench_load.py
 
 # The fuzz suite at length: schemathesis over /paynet/openapi.json, signed (make test runs a short pass).

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_simulator import (  # noqa: E402 (the sibling module, found through the path above)
+from bench_simulator import (
     Measure,
     bare_round_trips,
     client_round_trips,
@@ -51,7 +51,9 @@ def measure(seconds: float, repeat: int, server_core: int | None) -> dict[str, l
         for round_number in range(repeat):
             run = f"client-{os.getpid()}-{round_number}"
             results[ROWS[0]].append(timed(client_round_trips(simulator.port, run), seconds, simulator))
-            results[ROWS[1]].append(timed(presigned_round_trips(simulator.port, run + "-raw", 20000), seconds, simulator))
+            results[ROWS[1]].append(
+                timed(presigned_round_trips(simulator.port, run + "-raw", 20000), seconds, simulator)
+            )
             results[ROWS[2]].append(timed(bare_round_trips(bare.port), seconds, bare))
     finally:
         simulator.stop()

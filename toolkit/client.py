@@ -230,7 +230,12 @@ class GatewayClient:
         return model
 
     def _address(
-        self, op: Operation, fields: list[tuple[str, str]], endpoint_id: str | None, group_id: str | None, use_group: bool
+        self,
+        op: Operation,
+        fields: list[tuple[str, str]],
+        endpoint_id: str | None,
+        group_id: str | None,
+        use_group: bool,
     ) -> tuple[str, str]:
         """Which id goes in the path: explicit > group if asked > the order's endpoint > configured."""
         config = self.config

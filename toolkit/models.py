@@ -6,7 +6,6 @@ wire name, the field name with dashes (``card_type`` <- ``card-type``), except t
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from decimal import Decimal, InvalidOperation
@@ -49,10 +48,17 @@ def _decimal(value: str) -> Decimal | None:
         return None
 
 
-@functools.cache
-def _wire_names(cls: type[Response]) -> tuple[tuple[str, str], ...]:
+_WIRE_NAMES: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def _wire_names(cls: type) -> tuple[tuple[str, str], ...]:
     """(attribute, wire name) of a response class's fields, ``raw`` aside: worked out once per class."""
-    return tuple((f.name, RENAMED.get(f.name, f.name.replace("_", "-"))) for f in fields(cls) if f.name != "raw")
+    names = _WIRE_NAMES.get(cls)
+    if names is None:
+        names = _WIRE_NAMES[cls] = tuple(
+            (f.name, RENAMED.get(f.name, f.name.replace("_", "-"))) for f in fields(cls) if f.name != "raw"
+        )
+    return names
 
 
 @dataclass(frozen=True)

@@ -213,20 +213,20 @@ _PROXIES: dict[tuple[object, ...], dict[str, str]] = {}
 def _proxies(session: requests.Session, request: requests.PreparedRequest) -> dict[str, str]:
     """``requests.utils.resolve_proxies`` for this request, as ``Session.send`` would compute it."""
     data: dict[Any, Any] | None = getattr(os.environ, "_data", None)
-    url = request.url or ""
-    if not _ENVIRONMENT_ONLY or data is None or not isinstance(session.proxies, dict):
-        return resolve_proxies(request, session.proxies, session.trust_env)
-    scheme, _, rest = url.partition("://")
+    proxies = session.proxies
+    if not _ENVIRONMENT_ONLY or data is None or not isinstance(proxies, dict):
+        return resolve_proxies(request, dict(proxies), session.trust_env)
+    scheme, _, rest = (request.url or "").partition("://")
     origin = scheme + "://" + rest.partition("/")[0].partition("?")[0].partition("#")[0]
-    key = (origin, session.trust_env, tuple(session.proxies.items()), _proxy_variables(data))
+    key = (origin, session.trust_env, tuple(proxies.items()), _proxy_variables(data))
     try:
         found = _PROXIES.get(key)
     except TypeError:  # an unhashable value in session.proxies
-        return resolve_proxies(request, session.proxies, session.trust_env)
+        return resolve_proxies(request, proxies, session.trust_env)
     if found is None:
         if len(_PROXIES) > 256:
             _PROXIES.clear()
-        found = _PROXIES[key] = resolve_proxies(request, session.proxies, session.trust_env)
+        found = _PROXIES[key] = resolve_proxies(request, proxies, session.trust_env)
     return dict(found)
 
 
