@@ -74,7 +74,8 @@ def request_problems(
 
 def _state_problem(operation: Operation, present: Mapping[str, str]) -> list[Problem]:
     country = present.get("country", "")
-    if "state" in operation.fields and country in STATE_COUNTRIES and "state" not in present:
+    # operation.fields builds its tuple on each use: asked last, only for a country that needs a state
+    if country in STATE_COUNTRIES and "state" not in present and "state" in operation.fields:
         return [Problem("state", f"is required when country is {', '.join(STATE_COUNTRIES)} ({country} was sent)")]
     return []
 
