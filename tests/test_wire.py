@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote, urlencode
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolkit.wire import (
     DecodeError,
@@ -109,3 +113,15 @@ def test_bodies_that_are_not_gateway_responses_are_refused(body, message):
 )
 def test_a_prepared_request_body_decodes_to_its_pairs(body, pairs):
     assert decode_request_body(body) == pairs
+
+
+@given(st.lists(st.tuples(st.text(max_size=12), st.text(max_size=24)), max_size=6))
+def test_encode_form_is_urlencode_with_quote(pairs):
+    """The fast path (values of unreserved characters as they are) writes what urlencode writes."""
+    assert encode_form(pairs) == urlencode(pairs, quote_via=quote)
+    assert encode_form(dict(pairs)) == urlencode(dict(pairs), quote_via=quote)
+
+
+def test_encode_form_of_values_that_are_not_text_is_urlencode():
+    pairs = [("a", 1), ("b", b"x y"), ("c", "d e")]
+    assert encode_form(pairs) == urlencode(pairs, quote_via=quote)  # type: ignore[arg-type]

@@ -173,18 +173,17 @@ class GatewayClient:
                 raise InvalidRequestError(op.name, problems)
         path_id, path = self._address(op, pairs, endpoint_id, group_id, use_group)
         auth = self._auth(op, path_id, strict=strict, fields=pairs)
-        request = requests.Request(
-            "POST",
-            self.config.base_url + path,
-            data=None if auth is not None else encode_form(pairs).encode("utf-8"),  # signed: the hook encodes it
-            headers={
-                "Accept": MEDIA_TYPE,
-                "Content-Type": FORM_TYPE,
-                "User-Agent": f"{self.config.user_agent}/{__version__}",
-            },
-            auth=auth,
-        )
-        prepared = self.session.prepare_request(request)
+        url = self.config.base_url + path
+        headers = {
+            "Accept": MEDIA_TYPE,
+            "Content-Type": FORM_TYPE,
+            "User-Agent": f"{self.config.user_agent}/{__version__}",
+        }
+        if auth is not None:  # the signing hook writes the body from the pairs: encoded once
+            prepared = transport.prepare(self.session, url, headers, auth)
+        else:
+            body = encode_form(pairs).encode("utf-8")
+            prepared = self.session.prepare_request(requests.Request("POST", url, data=body, headers=headers))
         return PreparedCall(op, prepared, pairs, getattr(auth, "trace", None))
 
     def call(self, operation: str | Operation, fields: Fields | None = None, /, **kwargs: Any) -> Response:

@@ -27,6 +27,7 @@ from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
+from requests.hooks import default_hooks
 from requests.utils import resolve_proxies
 
 MAX_RESPONSE_BYTES = 1 << 20  # 1 MiB: a gateway answer is a few hundred bytes, a 3-D Secure page a few KB
@@ -155,6 +156,57 @@ class DeadlineAdapter(HTTPAdapter):
         if not getattr(pool.ConnectionCls, "_gatekit_watched", False):  # once per pool
             pool.ConnectionCls = _watched(pool.ConnectionCls)
         return pool
+
+
+class _Unsigned(requests.auth.AuthBase):
+    """The place of the signing hook in a template: prepared like any auth (no ``.netrc`` look-up), changes nothing."""
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        return request
+
+
+_UNSIGNED = _Unsigned()
+_PLAIN_PREPARE = requests.Session.prepare_request
+
+
+def _plain(session: requests.Session) -> bool:
+    """A session that adds nothing but headers to a request: no cookies, auth, params or hooks of its own."""
+    return (
+        type(session).prepare_request is _PLAIN_PREPARE
+        and session.auth is None
+        and not session.params
+        and not any(session.hooks.values())
+        and not session.cookies
+    )
+
+
+def prepare(
+    session: requests.Session, url: str, headers: dict[str, str], auth: requests.auth.AuthBase
+) -> requests.PreparedRequest:
+    """``session.prepare_request`` of a form POST whose body the signing hook ``auth`` writes (``data=None``).
+
+    requests merges the session's settings and checks the URL and every header on each request (about
+    half of the client's CPU per call).  For a session that adds only headers, the request up to its
+    signature is the same each time for a URL and a set of headers: it is prepared once (the signing
+    hook's place held by a hook that changes nothing), copied, and signed.  Any other session: requests' way.
+    """
+    if not _plain(session):
+        return session.prepare_request(requests.Request("POST", url, data=None, headers=headers, auth=auth))
+    key = (url, tuple(headers.items()), tuple(session.headers.items()), session.trust_env)
+    try:
+        template = _TEMPLATES[key]
+    except KeyError:
+        if len(_TEMPLATES) > 256:
+            _TEMPLATES.clear()
+        unsigned = requests.Request("POST", url, data=None, headers=headers, auth=_UNSIGNED)
+        template = _TEMPLATES[key] = session.prepare_request(unsigned)
+    prepared = template.copy()
+    prepared.hooks = default_hooks()  # not the template's: a hook registered on one request stays there
+    prepared.prepare_auth(auth, url)
+    return prepared
+
+
+_TEMPLATES: dict[tuple[object, ...], requests.PreparedRequest] = {}
 
 
 def guard(session: requests.Session) -> None:

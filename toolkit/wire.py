@@ -34,9 +34,19 @@ class DecodeError(ValueError):
 
 
 def encode_form(fields: Mapping[str, str] | Iterable[tuple[str, str]]) -> str:
-    """``application/x-www-form-urlencoded`` UTF-8 body."""
+    """``application/x-www-form-urlencoded`` UTF-8 body (what ``urlencode(items, quote_via=quote)`` gives)."""
     items = list(fields.items()) if isinstance(fields, Mapping) else list(fields)
-    return urlencode(items, quote_via=quote)
+    if not all(type(name) is str and type(value) is str for name, value in items):
+        return urlencode(items, quote_via=quote)
+    return "&".join(f"{_quote(name)}={_quote(value)}" for name, value in items)
+
+
+_UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]*").fullmatch  # what quote(safe="") leaves as it is
+
+
+def _quote(text: str) -> str:
+    """``quote(text, safe="")``; a text of unreserved characters only (most values) is returned at once."""
+    return text if _UNRESERVED(text) else quote(text, safe="")
 
 
 def decode_form(body: str | bytes) -> list[tuple[str, str]]:
