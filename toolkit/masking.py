@@ -45,6 +45,11 @@ _CVV_IN_TEXT = re.compile(
     r"|(?P<q>[\"'])(?P<colon>\s*:\s*)(?P<vq>[\"'])(?P<v3>(?:\\.|[^\"'\\])*)(?P=vq))"
 )
 
+# Quick tests that let most values skip the full patterns: every CVV-like name holds one of these (in any case),
+# and a card number has at least 13 decimal digits.
+_CVV_HINT = re.compile(r"(?i)cv[vcn]|security[_-]?code")
+_PAN_MIN_DIGITS = 13
+
 
 class Secret:
     """A secret string that never shows itself: ``repr`` and ``str`` print a mask."""
@@ -113,7 +118,8 @@ def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in secrets:
         if secret:
             text = text.replace(secret, SECRET_MASK)
-    text = _CVV_IN_TEXT.sub(_mask_cvv_match, text)
+    if _CVV_HINT.search(text):
+        text = _CVV_IN_TEXT.sub(_mask_cvv_match, text)
     return _mask_card_numbers(text)
 
 
@@ -129,7 +135,7 @@ def _mask_cvv_match(match: re.Match[str]) -> str:
 
 def _mask_card_numbers(text: str) -> str:
     """Digests and percent-escapes set aside (as placeholder characters), then every run of digit groups masked."""
-    if not any(char.isdigit() for char in text):
+    if sum(map(str.isdecimal, text)) < _PAN_MIN_DIGITS:  # a card number has 13 or more digits (``\d``)
         return text
     opaque, spacer = _unused_characters(text, 2)
     kept: list[str] = []

@@ -272,9 +272,11 @@ class Engine:
         if order is None and kind in INITIAL_KINDS:
             self._check_repeat(call, kind, row)
         tx_id = self.store.insert("transactions", row)
-        if order is None:
-            self.store.execute("UPDATE transactions SET orderid=id WHERE id=?", (tx_id,))
-        tx = self.tx(tx_id)
+        if order is None:  # a new order: its orderid is its initial transaction's id
+            made = self.store.returning("UPDATE transactions SET orderid=id WHERE id=? RETURNING *", (tx_id,))
+            tx = made if made is not None else self.tx(tx_id)
+        else:
+            tx = self.tx(tx_id)
         self.remember_request(call.serial, tx)
         return tx
 
@@ -314,8 +316,10 @@ class Engine:
 
     def update(self, tx: Row, **values: Any) -> Row:
         values["updated_at"] = self.clock.now()
-        self.store.update("transactions", "id", tx["id"], values)
-        return self.tx(tx["id"])
+        row = self.store.update_row("transactions", "id", tx["id"], values)
+        if row is None:
+            raise state_error(f"transaction {tx['id']} is unknown")
+        return row
 
     def extra(self, tx: Row) -> dict[str, Any]:
         return dict(loads(tx["extra"]))

@@ -145,6 +145,17 @@ class Store:
                 raise
             self._db.execute("COMMIT")
 
+    @property
+    def in_memory(self) -> bool:
+        return self.path == ":memory:"
+
+    def hold_if_free(self) -> bool:
+        """Take the store's lock when no other thread holds it (True), without waiting; ``release()`` gives it back."""
+        return self._lock.acquire(blocking=False)
+
+    def release(self) -> None:
+        self._lock.release()
+
     def execute(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> int:
         """Run a statement; returns lastrowid (inserts) or rowcount."""
         with self._lock:
@@ -168,6 +179,17 @@ class Store:
     def update(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> int:
         sets = ", ".join(f"{name}=:{name}" for name in values)
         return self.execute(f"UPDATE {table} SET {sets} WHERE {key}=:_key", {**values, "_key": key_value})
+
+    def returning(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> Row | None:
+        """The first row of a statement with ``RETURNING *`` (an update or insert and its read in one statement)."""
+        with self._lock:
+            rows = self._db.execute(sql, params).fetchall()  # read to the end: the statement is done
+        return dict(rows[0]) if rows else None
+
+    def update_row(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> Row | None:
+        """``update`` of one row by key, returning the row as it now is (None when there is none)."""
+        sets = ", ".join(f"{name}=:{name}" for name in values)
+        return self.returning(f"UPDATE {table} SET {sets} WHERE {key}=:_key RETURNING *", {**values, "_key": key_value})
 
     def reset(self) -> None:
         """Forget every transaction, card, subscription, journal line, callback and fault."""
