@@ -209,8 +209,10 @@ class Engine:
 
     def latest(self, order: Row) -> Row:
         """The order's latest transaction (what ``status`` reports without ``by-request-sn``)."""
-        row = self.store.one("SELECT * FROM transactions WHERE orderid=? ORDER BY id DESC LIMIT 1", (order["orderid"],))
-        return row if row is not None else order
+        last = self.store.one("SELECT MAX(id) AS id FROM transactions WHERE orderid=?", (order["orderid"],))
+        if last is None or last["id"] is None or last["id"] == order["id"]:  # the order has no later transaction
+            return order
+        return self.tx(last["id"])
 
     def transactions_of(self, order: Row) -> list[Row]:
         return self.store.all("SELECT * FROM transactions WHERE orderid=? ORDER BY id", (order["orderid"],))

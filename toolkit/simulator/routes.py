@@ -41,12 +41,21 @@ def public_base(request: Request) -> str:
 
 
 def _local_root(request: Request) -> str:
+    scheme = request.scope.get("scheme", "http")  # what ``request.url.scheme`` reads, without building the URL
     server = request.scope.get("server")
     if not server or server[1] is None:
-        return f"{request.url.scheme}://127.0.0.1"
+        return f"{scheme}://127.0.0.1"
     host, port = server
     host = f"[{host}]" if ":" in host else host
-    return f"{request.url.scheme}://{host}:{port}"
+    return f"{scheme}://{host}:{port}"
+
+
+def _path(request: Request) -> str:
+    """``request.url.path`` without building the URL when the scope's path is already what it gives."""
+    path: str = request.scope["path"]
+    if request.scope.get("root_path") or any(char in path for char in "?#\t\r\n"):
+        return request.url.path
+    return path
 
 
 def _wants_json(request: Request) -> bool:
@@ -106,7 +115,7 @@ INLINE_BYTES = 8 * 1024
 
 def make_handler(op: Operation, by_group: bool) -> Callable[[Request], Awaitable[Response]]:
     async def handler(request: Request) -> Response:
-        raw = await request.body()  # whole and small: limits.BodyLimit read it
+        raw = await limits.whole_body(request.receive)  # whole and small: limits.BodyLimit read it
         serial = str(uuid.uuid4())
         answered = await _answer(request, op, by_group, raw, serial, faults=True)
         if isinstance(answered, float):  # a delay fault: wait here (no thread held), then answer
@@ -162,7 +171,7 @@ def answer(
         at=engine.clock.now(),
         login=login,
         operation=op.name,
-        path=request.url.path,
+        path=_path(request),
         http_status=status,
         body=body,
         fields=pairs,

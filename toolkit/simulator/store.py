@@ -80,6 +80,11 @@ FIRST_IDS = {"transactions": 8056020, "card_refs": 1679215, "recurring": 700100}
 Row = dict[str, Any]
 
 
+def _dict_row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> Row:
+    """Rows as dicts, built once (``dict(sqlite3.Row)`` looks every column up by name: slow on wide rows)."""
+    return dict(zip([column[0] for column in cursor.description], values, strict=True))
+
+
 class StoreError(RuntimeError):
     """A database the simulator cannot use; the message says why and what to do."""
 
@@ -105,7 +110,7 @@ class Store:
     def __init__(self, path: str | Path = ":memory:") -> None:
         self.path = str(path)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.row_factory = sqlite3.Row
+        self._db.row_factory = _dict_row
         self._lock = threading.RLock()
         if self.path != ":memory:":
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -116,7 +121,7 @@ class Store:
 
     def _check_version(self) -> None:
         """A database file written by an earlier gatekit (one transaction per orderid) cannot be read."""
-        columns = [row[1] for row in self._db.execute("PRAGMA table_info(transactions)").fetchall()]
+        columns = [row["name"] for row in self._db.execute("PRAGMA table_info(transactions)").fetchall()]
         if columns and "serial" not in columns:
             raise StoreError(
                 f"{self.path} was written by an earlier gatekit (before orders held several transactions); "
@@ -164,12 +169,13 @@ class Store:
 
     def one(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> Row | None:
         with self._lock:
-            row = self._db.execute(sql, params).fetchone()
-        return dict(row) if row is not None else None
+            row: Row | None = self._db.execute(sql, params).fetchone()
+        return row
 
     def all(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> list[Row]:
         with self._lock:
-            return [dict(row) for row in self._db.execute(sql, params).fetchall()]
+            rows: list[Row] = self._db.execute(sql, params).fetchall()
+            return rows
 
     def insert(self, table: str, values: Mapping[str, Any]) -> int:
         names = ", ".join(values)
@@ -183,8 +189,8 @@ class Store:
     def returning(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> Row | None:
         """The first row of a statement with ``RETURNING *`` (an update or insert and its read in one statement)."""
         with self._lock:
-            rows = self._db.execute(sql, params).fetchall()  # read to the end: the statement is done
-        return dict(rows[0]) if rows else None
+            rows: list[Row] = self._db.execute(sql, params).fetchall()  # read to the end: the statement is done
+        return rows[0] if rows else None
 
     def update_row(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> Row | None:
         """``update`` of one row by key, returning the row as it now is (None when there is none)."""
