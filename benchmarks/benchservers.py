@@ -110,9 +110,27 @@ def _serve(kind: str, core: int | None, conn: Connection) -> None:
                 break
             if isinstance(message, tuple) and message[0] == "seed":  # ("seed", count): orders stored directly
                 conn.send(seed_orders(simulator, message[1]))
+            if message == "plans":  # how the store finds an order for status (an index, never a scan)
+                conn.send(status_plans(simulator))
 
 
-def seed_orders(simulator: Any, count: int) -> int:
+STATUS_QUERIES = (
+    "SELECT * FROM transactions WHERE login=? AND client_orderid=? AND orderid=id ORDER BY id DESC LIMIT 1",
+    "SELECT * FROM transactions WHERE id=? AND orderid=id AND login=?",
+    "SELECT MAX(id) AS id FROM transactions WHERE orderid=?",
+)
+
+
+def status_plans(simulator: Any) -> list[str]:
+    """SQLite's plan for each query of a status request (by client_orderid, by orderid, the latest transaction)."""
+    plans = []
+    for sql in STATUS_QUERIES:
+        rows = simulator.store.all("EXPLAIN QUERY PLAN " + sql, tuple("1" * sql.count("?")))
+        plans.append(" / ".join(row["detail"] for row in rows))
+    return plans
+
+
+def seed_orders(simulator: Any, count: int) -> tuple[int, int]:
     """``count`` approved sales of the demo merchant written straight into the store (as a sale would write them)."""
     store, now = simulator.store, simulator.app.state.clock.now()
     first = store.one("SELECT seq FROM sqlite_sequence WHERE name='transactions'")["seq"] + 1
@@ -151,7 +169,7 @@ def seed_orders(simulator: Any, count: int) -> int:
         )
         store._db.executemany("INSERT INTO requests (serial, tx) VALUES (?, ?)", [(r[4], r[0]) for r in rows])
         store._db.execute("UPDATE sqlite_sequence SET seq=? WHERE name='transactions'", (first + count - 1,))
-    return count
+    return first, first + count - 1
 
 
 @dataclass
@@ -177,10 +195,18 @@ class Server:
         line = next(line for line in self._proc("status").splitlines() if line.startswith("VmRSS:"))
         return int(line.split()[1])
 
-    def seed(self, count: int) -> None:
-        """Store ``count`` more orders directly (the simulator only)."""
+    def seed(self, count: int) -> tuple[int, int]:
+        """Store ``count`` more approved sales directly (the simulator only): their first and last orderid.
+
+        Each has client_orderid ``seed-<orderid>``.  Written in one ``executemany`` (about a second per
+        100,000), as the sale handler would leave them; going through HTTP would take minutes."""
         self.conn.send(("seed", count))
-        self.conn.recv()
+        first, last = self.conn.recv()
+        return int(first), int(last)
+
+    def status_plans(self) -> list[str]:
+        self.conn.send("plans")
+        return list(self.conn.recv())
 
     def stop(self) -> None:
         self.conn.send("stop")

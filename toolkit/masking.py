@@ -106,6 +106,8 @@ def mask_value(name: str, value: str) -> str:
         return CVV_MASK if value else value
     if rule is _Rule.CARD or (rule is _Rule.CARD_IF_DIGITS and ascii_digits(value.strip())):
         return mask_pan(value)
+    if len(value) < _PAN_MIN_DIGITS and not _CVV_HINT.search(value):  # most values: nothing to mask
+        return value
     return mask_text(value)
 
 
@@ -156,8 +158,8 @@ def _mask_cvv_match(match: re.Match[str]) -> str:
 def _mask_card_numbers(text: str) -> str:
     """Digests and percent-escapes set aside (as placeholder characters), then every run of digit groups masked."""
     # a card number has 13 or more digits (``\d``)
-    if len(text) < _PAN_MIN_DIGITS or sum(map(str.isdecimal, text)) < _PAN_MIN_DIGITS:
-        return text
+    if len(text) < _PAN_MIN_DIGITS or sum(map(str.isdecimal, text)) < _PAN_MIN_DIGITS or _DIGEST.fullmatch(text):
+        return text  # (a digest alone, a checksum or a signature, is set aside whole: nothing left to mask)
     opaque, spacer = _unused_characters(text, 2)
     kept: list[str] = []
 

@@ -273,12 +273,9 @@ class Engine:
         row.update(values)
         if order is None and kind in INITIAL_KINDS:
             self._check_repeat(call, kind, row)
-        tx_id = self.store.insert("transactions", row)
-        if order is None:  # a new order: its orderid is its initial transaction's id
-            made = self.store.returning("UPDATE transactions SET orderid=id WHERE id=? RETURNING *", (tx_id,))
-            tx = made if made is not None else self.tx(tx_id)
-        else:
-            tx = self.tx(tx_id)
+        if order is None:  # a new order: its orderid is its initial transaction's id, the id AUTOINCREMENT gives next
+            row["id"] = row["orderid"] = self.store.next_id("transactions")
+        tx = self.store.insert_row("transactions", row)
         self.remember_request(call.serial, tx)
         return tx
 

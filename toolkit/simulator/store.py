@@ -192,6 +192,24 @@ class Store:
             rows: list[Row] = self._db.execute(sql, params).fetchall()  # read to the end: the statement is done
         return rows[0] if rows else None
 
+    def insert_row(self, table: str, values: Mapping[str, Any]) -> Row:
+        """``insert``, returning the row as stored (with its defaults and id)."""
+        names = ", ".join(values)
+        marks = ", ".join(f":{name}" for name in values)
+        row = self.returning(f"INSERT INTO {table} ({names}) VALUES ({marks}) RETURNING *", dict(values))
+        assert row is not None
+        return row
+
+    def next_id(self, table: str) -> int:
+        """The id the next insert into ``table`` (an AUTOINCREMENT key) gets; only meaningful inside a transaction."""
+        row = self.one(
+            f"SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name=?), 0), COALESCE(MAX(id), 0)) + 1 AS id"
+            f" FROM {table}",
+            (table,),
+        )
+        assert row is not None
+        return int(row["id"])
+
     def update_row(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> Row | None:
         """``update`` of one row by key, returning the row as it now is (None when there is none)."""
         sets = ", ".join(f"{name}=:{name}" for name in values)
