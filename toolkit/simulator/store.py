@@ -8,6 +8,7 @@ can never exceed what was authorized or charged.
 from __future__ import annotations
 
 import json
+import operator
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -15,6 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+# Indexes on columns that most rows leave NULL (a parent, a pending decision or deadline, a page token) are
+# partial: a sale decided at once writes no entry in them.  Every query on them compares the column, which
+# lets SQLite use the partial index.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS merchants (
     login TEXT PRIMARY KEY, payout_balance_minor INTEGER NOT NULL, currency TEXT NOT NULL);
@@ -39,12 +43,12 @@ CREATE TABLE IF NOT EXISTS transactions (
 CREATE INDEX IF NOT EXISTS tx_order ON transactions(orderid);
 CREATE INDEX IF NOT EXISTS tx_client ON transactions(login, client_orderid);
 CREATE TABLE IF NOT EXISTS requests (serial TEXT PRIMARY KEY, tx INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS tx_parent ON transactions(parent);
-CREATE INDEX IF NOT EXISTS tx_due ON transactions(status, decide_at);
-CREATE INDEX IF NOT EXISTS tx_deadline ON transactions(status, deadline_at);
-CREATE INDEX IF NOT EXISTS tx_settle ON transactions(settle_at);
-CREATE UNIQUE INDEX IF NOT EXISTS tx_form ON transactions(form_token);
-CREATE UNIQUE INDEX IF NOT EXISTS tx_tds ON transactions(tds_token);
+CREATE INDEX IF NOT EXISTS tx_parent ON transactions(parent) WHERE parent IS NOT NULL;
+CREATE INDEX IF NOT EXISTS tx_due ON transactions(status, decide_at) WHERE decide_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS tx_deadline ON transactions(status, deadline_at) WHERE deadline_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS tx_settle ON transactions(settle_at) WHERE settle_at IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS tx_form ON transactions(form_token) WHERE form_token IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS tx_tds ON transactions(tds_token) WHERE tds_token IS NOT NULL;
 CREATE TABLE IF NOT EXISTS card_refs (
     cardrefid INTEGER PRIMARY KEY AUTOINCREMENT, login TEXT NOT NULL, source_tx INTEGER NOT NULL,
     bin TEXT NOT NULL, last4 TEXT NOT NULL, card_type TEXT NOT NULL, exp_month TEXT NOT NULL,
@@ -80,9 +84,12 @@ FIRST_IDS = {"transactions": 8056020, "card_refs": 1679215, "recurring": 700100}
 Row = dict[str, Any]
 
 
+_NAME = operator.itemgetter(0)  # a column's name in ``cursor.description``
+
+
 def _dict_row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> Row:
     """Rows as dicts, built once (``dict(sqlite3.Row)`` looks every column up by name: slow on wide rows)."""
-    return dict(zip([column[0] for column in cursor.description], values, strict=True))
+    return dict(zip(map(_NAME, cursor.description), values, strict=True))
 
 
 class StoreError(RuntimeError):
