@@ -121,7 +121,9 @@ class Store:
         self._lock = threading.RLock()
         if self.path != ":memory:":
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
+            # In WAL mode NORMAL loses no commit when the simulator stops or crashes (only when the machine does),
+            # and a commit waits for no disk flush
+            self._db.execute("PRAGMA synchronous=NORMAL")
         self._check_version()
         self._db.executescript(SCHEMA)
         self._seed_sequences()
