@@ -67,10 +67,23 @@ notebook-screenshots: $(STAMP) $(BROWSER_STAMP)
 	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install $(PIP_FLAGS) -c constraints.txt -e '.[test,notebook,lab]' 2> >(grep -v "is ignored: it is neither" >&2)
 	$(PY) scripts/screenshots.py
 
-bench: $(STAMP)
+# wrk from Debian for the HTTP load benchmark (benchmarks/bench_http.py).
+WRK_STAMP := $(VENV)/.wrk
+$(WRK_STAMP): | $(STAMP)
+	@if command -v wrk >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "Installing wrk from Debian (apt-get) for benchmarks/bench_http.py"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; \
+	else echo "wrk is needed: apt-get install wrk"; exit 1; fi
+	@touch $(WRK_STAMP)
+
+bench: $(STAMP) $(WRK_STAMP)
 	$(PY) benchmarks/bench_signing.py
 	$(PY) benchmarks/bench_simulator.py
 	$(PY) benchmarks/bench_client.py
+	$(PY) benchmarks/bench_server_cpu.py
+	$(PY) benchmarks/bench_http.py
+	$(PY) benchmarks/bench_startup_simulate.py
 	$(PY) benchmarks/bench_load.py
 
 # The fuzz suite at length: schemathesis over /paynet/openapi.json, signed (make test runs a short pass).

@@ -213,7 +213,7 @@ def presigned_round_trips(port: int, run: str, count: int) -> Callable[[int], No
     sales, statuses = [], []
     for n in range(count):
         sale = {"client_orderid": f"{run}-{n}", **SALE}
-        status = {"client_orderid": sale["client_orderid"]}
+        status = {"login": demo.LOGIN, "client_orderid": sale["client_orderid"]}  # login: required by status
         sales.append(encode_form(_signed("sale", sale)).encode())
         statuses.append(encode_form(_signed("status", status)).encode())
 

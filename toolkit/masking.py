@@ -17,6 +17,8 @@ A hex word of 32 or more characters is a digest (a control, a signature, an id) 
 
 from __future__ import annotations
 
+import enum
+import functools
 import html
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -44,6 +46,11 @@ _CVV_IN_TEXT = re.compile(
     r"|(?P<enc>%3D|%253D)(?P<v2>(?:(?!%26|%2526)[^&\s\"'])*)"
     r"|(?P<q>[\"'])(?P<colon>\s*:\s*)(?P<vq>[\"'])(?P<v3>(?:\\.|[^\"'\\])*)(?P=vq))"
 )
+
+# Quick tests that let most values skip the full patterns: every CVV-like name holds one of these (in any case),
+# and a card number has at least 13 decimal digits.
+_CVV_HINT = re.compile(r"(?i)cv[vcn]|security[_-]?code")
+_PAN_MIN_DIGITS = 13
 
 
 class Secret:
@@ -94,12 +101,32 @@ def mask_pan(number: str) -> str:
 
 def mask_value(name: str, value: str) -> str:
     """Mask one field value: by what the field is, then any card number or CVV in it."""
+    rule = _name_rule(name)
+    if rule is _Rule.HIDDEN:
+        return CVV_MASK if value else value
+    if rule is _Rule.CARD or (rule is _Rule.CARD_IF_DIGITS and ascii_digits(value.strip())):
+        return mask_pan(value)
+    if len(value) < _PAN_MIN_DIGITS and not _CVV_HINT.search(value):  # most values: nothing to mask
+        return value
+    return mask_text(value)
+
+
+class _Rule(enum.Enum):
+    HIDDEN = "hidden"  # a CVV or another secret: replaced whole
+    CARD = "card"  # the catalogue's card number field: BIN and last four kept
+    CARD_IF_DIGITS = "card if digits"  # a card-number-like name: masked as a PAN when the value is digits
+    TEXT = "text"  # anything else: card numbers and CVVs inside the text
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_rule(name: str) -> _Rule:
+    """How ``mask_value`` treats a field name (cached: the same names come with every request)."""
     spec = FIELDS.get(name)
     if is_cvv_name(name) or (spec is not None and spec.secret and spec.kind is not Kind.CARD_NUMBER):
-        return CVV_MASK if value else value
-    if (spec is not None and spec.kind is Kind.CARD_NUMBER) or (is_pan_name(name) and ascii_digits(value.strip())):
-        return mask_pan(value)
-    return mask_text(value)
+        return _Rule.HIDDEN
+    if spec is not None and spec.kind is Kind.CARD_NUMBER:
+        return _Rule.CARD
+    return _Rule.CARD_IF_DIGITS if is_pan_name(name) else _Rule.TEXT
 
 
 def mask_fields(fields: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -113,7 +140,8 @@ def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in secrets:
         if secret:
             text = text.replace(secret, SECRET_MASK)
-    text = _CVV_IN_TEXT.sub(_mask_cvv_match, text)
+    if _CVV_HINT.search(text):
+        text = _CVV_IN_TEXT.sub(_mask_cvv_match, text)
     return _mask_card_numbers(text)
 
 
@@ -129,8 +157,9 @@ def _mask_cvv_match(match: re.Match[str]) -> str:
 
 def _mask_card_numbers(text: str) -> str:
     """Digests and percent-escapes set aside (as placeholder characters), then every run of digit groups masked."""
-    if not any(char.isdigit() for char in text):
-        return text
+    # a card number has 13 or more digits (``\d``)
+    if len(text) < _PAN_MIN_DIGITS or sum(map(str.isdecimal, text)) < _PAN_MIN_DIGITS or _DIGEST.fullmatch(text):
+        return text  # (a digest alone, a checksum or a signature, is set aside whole: nothing left to mask)
     opaque, spacer = _unused_characters(text, 2)
     kept: list[str] = []
 

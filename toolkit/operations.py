@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 
 from toolkit.fields import FIELDS, wire_name
 
@@ -92,11 +93,15 @@ class Operation:
     def group_path(self) -> str:
         return self.path.replace("/{endpointId}", "/group/{endpointGroupId}")
 
-    @property
+    @cached_property
     def fields(self) -> tuple[str, ...]:
         """Every field the operation knows, required first."""
         seen = dict.fromkeys([*self.required, *(n for group in self.one_of for n in group), *self.optional])
         return tuple(seen)
+
+    @cached_property
+    def _field_set(self) -> frozenset[str]:
+        return frozenset(self.fields)
 
     @property
     def lenient_required(self) -> tuple[str, ...]:
@@ -108,7 +113,7 @@ class Operation:
 
     def knows(self, name: str) -> bool:
         """A field of this operation, by its wire name (or a known prefix)."""
-        return name in self.fields or name.startswith(self.prefixes)
+        return name in self._field_set or name.startswith(self.prefixes)
 
     def wire_name(self, name: str) -> str:
         """The wire spelling of ``name`` for this operation: ``client_orderid`` -> ``client-order-id`` and

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
+from fastapi.telemetry import TelemetryConfig
 from starlette.responses import JSONResponse
 
 from toolkit.simulator import cards, control, delivery, followups, pages, payments, payouts, routes, threeds
@@ -22,6 +23,8 @@ from toolkit.simulator.store import Store
 
 # Parts that add routes or hooks of their own: hosted and 3-D Secure pages, callbacks, control API.
 EXTENSIONS: tuple[Callable[[FastAPI, Engine], None], ...] = (pages.install, delivery.install, control.install)
+
+NO_TELEMETRY: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
 
 
 def build_engine(settings: SimulatorSettings, store: Store, clock: SimClock, scheduler: Scheduler) -> Engine:
@@ -56,7 +59,14 @@ def create_app(
             scheduler.stop()
             delivery.worker(app).stop()
 
-    app = FastAPI(title="gatekit simulator", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(
+        title="gatekit simulator",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        telemetry=NO_TELEMETRY,  # a test double: no OpenTelemetry look-ups on every request
+    )
     app.state.engine = engine
     app.state.store = store
     app.state.settings = settings

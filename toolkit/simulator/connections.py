@@ -36,7 +36,8 @@ class GuardedH11Protocol(H11Protocol):
     request_timeout = 10.0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        self._deadline: asyncio.TimerHandle | None = None
+        self._due: float | None = None  # when the awaited request must be whole (None: not awaiting one)
+        self._timer: asyncio.TimerHandle | None = None
         self._partial = False
         super().connection_made(transport)
         self._follow()
@@ -47,31 +48,44 @@ class GuardedH11Protocol(H11Protocol):
         self._follow()
 
     def on_response_complete(self) -> None:
-        self._stop_clock()  # a new request, a new deadline
+        self._due = None  # a new request, a new deadline
         self._partial = False
         super().on_response_complete()
         self._follow()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._stop_clock()
+        self._due = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         super().connection_lost(exc)
 
     def _follow(self) -> None:
-        """The clock runs while a request is awaited or arriving; it stops once the request is whole."""
+        """The clock runs while a request is awaited or arriving; it stops once the request is whole.
+
+        Setting or clearing ``_due`` is all a request costs: one timer per connection checks it when it
+        fires and sets itself again for a deadline that moved (no timer made and cancelled per request).
+        """
         cycle = self.cycle
         waiting = cycle is None or cycle.response_complete or cycle.more_body
-        if waiting and self._deadline is None and not self.transport.is_closing():
-            self._deadline = self.loop.call_later(self.request_timeout, self._too_slow)
+        if waiting and self._due is None and not self.transport.is_closing():
+            self._due = self.loop.time() + self.request_timeout
+            if self._timer is None:
+                self._timer = self.loop.call_at(self._due, self._check)
         elif not waiting:
-            self._stop_clock()
+            self._due = None
 
-    def _stop_clock(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
+    def _check(self) -> None:
+        self._timer = None
+        if self._due is None:
+            return  # not awaiting a request: the next one sets the timer again
+        if self.loop.time() < self._due:
+            self._timer = self.loop.call_at(self._due, self._check)
+            return
+        self._too_slow()
 
     def _too_slow(self) -> None:
-        self._deadline = None
+        self._due = None
         if self.transport.is_closing():
             return
         cycle = self.cycle

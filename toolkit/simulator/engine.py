@@ -209,8 +209,10 @@ class Engine:
 
     def latest(self, order: Row) -> Row:
         """The order's latest transaction (what ``status`` reports without ``by-request-sn``)."""
-        row = self.store.one("SELECT * FROM transactions WHERE orderid=? ORDER BY id DESC LIMIT 1", (order["orderid"],))
-        return row if row is not None else order
+        last = self.store.one("SELECT MAX(id) AS id FROM transactions WHERE orderid=?", (order["orderid"],))
+        if last is None or last["id"] is None or last["id"] == order["id"]:  # the order has no later transaction
+            return order
+        return self.tx(last["id"])
 
     def transactions_of(self, order: Row) -> list[Row]:
         return self.store.all("SELECT * FROM transactions WHERE orderid=? ORDER BY id", (order["orderid"],))
@@ -231,11 +233,27 @@ class Engine:
         """Insert the ``processing`` initial transaction of a new order (inside the caller's DB transaction)."""
         return self._insert_tx(call, kind, None, values)
 
+    def new_scheduled_tx(self, call: Call, kind: str, **values: Any) -> Row:
+        """``new_tx``, then ``schedule`` unless the payer has a step to take first (``tds_state``).
+
+        Decided now (latency 0, no payer step): the transaction is inserted with its decision (one write, the
+        same row as ``new_tx`` + ``decide`` leave), then the final hooks run, as ``finalize`` runs them.
+        """
+        if self.settings.latency > 0 or values.get("tds_state"):
+            tx = self.new_tx(call, kind, **values)
+            return tx if tx["tds_state"] else self.schedule(tx)
+        tx = self._insert_tx(call, kind, None, values, decided=True)
+        for hook in self.final_hooks:
+            hook(tx)
+        return tx
+
     def add_tx(self, order: Row, call: Call, kind: str, **values: Any) -> Row:
         """Insert a ``processing`` later transaction of ``order`` (same orderid, client_orderid, notify_url)."""
         return self._insert_tx(call, kind, order, values)
 
-    def _insert_tx(self, call: Call, kind: str, order: Row | None, values: dict[str, Any]) -> Row:
+    def _insert_tx(
+        self, call: Call, kind: str, order: Row | None, values: dict[str, Any], *, decided: bool = False
+    ) -> Row:
         now = self.clock.now()
         fields = call.fields
         row: dict[str, Any] = {
@@ -271,10 +289,12 @@ class Engine:
         row.update(values)
         if order is None and kind in INITIAL_KINDS:
             self._check_repeat(call, kind, row)
-        tx_id = self.store.insert("transactions", row)
-        if order is None:
-            self.store.execute("UPDATE transactions SET orderid=id WHERE id=?", (tx_id,))
-        tx = self.tx(tx_id)
+        if decided:  # what ``decide`` would write next
+            plan = (row["plan_status"], row.get("plan_code", ""), row.get("plan_message", ""))
+            row.update(self._final_values(row, *plan))
+        if order is None:  # a new order: its orderid is its initial transaction's id, the id AUTOINCREMENT gives next
+            row["id"] = row["orderid"] = self.store.next_id("transactions")
+        tx = self.store.insert_row("transactions", row)
         self.remember_request(call.serial, tx)
         return tx
 
@@ -314,8 +334,10 @@ class Engine:
 
     def update(self, tx: Row, **values: Any) -> Row:
         values["updated_at"] = self.clock.now()
-        self.store.update("transactions", "id", tx["id"], values)
-        return self.tx(tx["id"])
+        row = self.store.update_row("transactions", "id", tx["id"], values)
+        if row is None:
+            raise state_error(f"transaction {tx['id']} is unknown")
+        return row
 
     def extra(self, tx: Row) -> dict[str, Any]:
         return dict(loads(tx["extra"]))
@@ -341,24 +363,28 @@ class Engine:
         """Set the status (final, or ``unknown``); run the final hooks (callbacks) in the same DB transaction."""
         if tx["status"] not in (Status.PROCESSING.value, Status.UNKNOWN.value) and status == tx["status"]:
             return tx
+        tx = self.update(tx, **self._final_values(tx, status, code, message))
+        for hook in self.final_hooks:
+            hook(tx)
+        return tx
+
+    def _final_values(self, tx: Row, status: str, code: str, message: str) -> dict[str, Any]:
+        """The columns ``finalize`` writes: status, stage, error, no more deadlines, the settlement date."""
         now = self.clock.now()
         settle_at = (
             now + self.settings.settlement_after if status == "approved" and tx["kind"] in SETTLING_KINDS else None
         )
-        tx = self.update(
-            tx,
-            status=status,
-            stage=f"{STAGE_PREFIX[tx['kind']]}_{status}",
-            error_code=code if status != "approved" else "",
-            error_message=message if status != "approved" else "",
-            decide_at=None,
-            deadline_at=None,
-            tds_state="done" if tx["tds_state"] else "",
-            settle_at=settle_at,
-        )
-        for hook in self.final_hooks:
-            hook(tx)
-        return tx
+        return {
+            "status": status,
+            "stage": f"{STAGE_PREFIX[tx['kind']]}_{status}",
+            "error_code": code if status != "approved" else "",
+            "error_message": message if status != "approved" else "",
+            "decide_at": None,
+            "deadline_at": None,
+            "tds_state": "done" if tx.get("tds_state") else "",
+            "settle_at": settle_at,
+            "updated_at": now,
+        }
 
     def force_status(self, tx_id: int, status: str, code: str = "", message: str = "") -> Row:
         with self.store.transaction():

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -73,9 +74,15 @@ class FaultPlan:
         return self
 
 
+# Stores known to hold no active plan: the gateway's operations skip the look-up (a transaction per request).
+# Changed only under the store's lock: by ``take`` when it finds no plan left, by ``add`` before it stores one.
+_quiet: weakref.WeakSet[Store] = weakref.WeakSet()
+
+
 def add(store: Store, plan: FaultPlan, now: float) -> Row:
     plan.check()
     with store.transaction():
+        _quiet.discard(store)
         fault_id = store.insert(
             "faults",
             {
@@ -102,10 +109,14 @@ def clear(store: Store) -> int:
 
 def take(store: Store, *targets: str) -> Row | None:
     """Use up one call of the oldest plan for any of ``targets``; the plan as it was, or None."""
+    if store in _quiet:
+        return None
     marks = ",".join("?" * len(targets))
     with store.transaction():
         row = store.one(f"SELECT * FROM faults WHERE remaining>0 AND target IN ({marks}) ORDER BY id LIMIT 1", targets)
         if row is None:
+            if store.one("SELECT 1 AS found FROM faults WHERE remaining>0 LIMIT 1") is None:
+                _quiet.add(store)
             return None
         if row["remaining"] <= 1:
             store.execute("DELETE FROM faults WHERE id=?", (row["id"],))

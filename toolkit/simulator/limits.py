@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from urllib.parse import parse_qsl
+from urllib.parse import unquote
 
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolkit.simulator import render, urls
@@ -36,15 +37,27 @@ def parse_form(raw: bytes) -> list[tuple[str, str]]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise SimError("the request body is not UTF-8 form data", code=BODY_CODE) from None
-    try:
-        pairs = parse_qsl(text, keep_blank_values=True, max_num_fields=MAX_FIELDS)
-    except ValueError:
-        raise SimError(f"the request body has more than {MAX_FIELDS} fields", code=BODY_CODE) from None
+    if text and text.count("&") >= MAX_FIELDS:
+        raise SimError(f"the request body has more than {MAX_FIELDS} fields", code=BODY_CODE)
+    pairs = _split_form(text)
     for name, value in pairs:
         if len(name) > MAX_NAME_LENGTH:
             raise field_error(f"a field name of {len(name)} characters ({name[:20]}...); at most {MAX_NAME_LENGTH}")
         if len(value) > MAX_VALUE_LENGTH:
             raise field_error(f"{name}: a value of {len(value)} characters; at most {MAX_VALUE_LENGTH}")
+    return pairs
+
+
+def _split_form(text: str) -> list[tuple[str, str]]:
+    """``urllib.parse.parse_qsl(text, keep_blank_values=True)``, without unquoting what has nothing to unquote."""
+    pairs = []
+    for item in text.split("&"):
+        if not item:
+            continue
+        name, _, value = item.partition("=")
+        if "%" in item or "+" in item:
+            name, value = unquote(name.replace("+", " ")), unquote(value.replace("+", " "))
+        pairs.append((name, value))
     return pairs
 
 
@@ -77,6 +90,18 @@ class BodyLimit:
             if not message.get("more_body", False):
                 break
         await self.app(scope, _replay(b"".join(chunks), receive), send)
+
+
+async def whole_body(receive: Receive) -> bytes:
+    """The request body (what ``Request.body()`` reads; behind ``BodyLimit`` it comes in one message)."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -88,9 +88,7 @@ def card_payment(engine: Engine, call: Call) -> Result:
         values = card_plan(
             engine, call.fields, _amount(call), managed=False, lenient=call.lenient, warnings=call.warnings
         )
-        tx = engine.new_tx(call, KIND_OF[call.operation.name], **values)
-        if not tx["tds_state"]:
-            tx = engine.schedule(tx)
+        tx = engine.new_scheduled_tx(call, KIND_OF[call.operation.name], **values)
     return Result(ResponseKind.ASYNC, tx)
 
 

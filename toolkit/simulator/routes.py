@@ -12,15 +12,18 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.exception_handlers import http_exception_handler
 from starlette.exceptions import HTTPException
+from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolkit.operations import AuthScheme, Operation, iter_operations
 from toolkit.simulator import checks, destinations, journal, limits, pools, render, urls
 from toolkit.simulator.engine import Call, Engine
 from toolkit.simulator.errors import SimError, endpoint_error, server_error
+from toolkit.simulator.store import Store
 from toolkit.wire import FORM_TYPE, MEDIA_TYPE
 
 log = logging.getLogger("gatekit.simulator")
@@ -38,12 +41,21 @@ def public_base(request: Request) -> str:
 
 
 def _local_root(request: Request) -> str:
+    scheme = request.scope.get("scheme", "http")  # what ``request.url.scheme`` reads, without building the URL
     server = request.scope.get("server")
     if not server or server[1] is None:
-        return f"{request.url.scheme}://127.0.0.1"
+        return f"{scheme}://127.0.0.1"
     host, port = server
     host = f"[{host}]" if ":" in host else host
-    return f"{request.url.scheme}://{host}:{port}"
+    return f"{scheme}://{host}:{port}"
+
+
+def _path(request: Request) -> str:
+    """``request.url.path`` without building the URL when the scope's path is already what it gives."""
+    path: str = request.scope["path"]
+    if request.scope.get("root_path") or any(char in path for char in "?#\t\r\n"):
+        return request.url.path
+    return path
 
 
 def _wants_json(request: Request) -> bool:
@@ -95,15 +107,20 @@ def accept(
     return Call(op, address.merchant, address.endpoint_id, address.group_id, fields, serial, warnings, lenient)
 
 
+# A body up to this size is answered on the event loop when the store is free (in-memory stores): the work
+# is a fraction of a millisecond, less than the hop to a worker thread.  Bigger bodies, a busy store (a thread
+# holds it) and file stores (a commit may wait for the disk) go to the gateway's threads: the loop never waits.
+INLINE_BYTES = 8 * 1024
+
+
 def make_handler(op: Operation, by_group: bool) -> Callable[[Request], Awaitable[Response]]:
     async def handler(request: Request) -> Response:
-        raw = await request.body()  # whole and small: limits.BodyLimit read it
-        serial, gateway = str(uuid.uuid4()), pools.of(request).gateway
-        # parsing, checks, the engine and the journal: in the gateway's threads, never in the event loop
-        answered = await pools.run(gateway, answer, request, op, by_group, raw, serial, faults=True)
+        raw = await limits.whole_body(request.receive)  # whole and small: limits.BodyLimit read it
+        serial = str(uuid.uuid4())
+        answered = await _answer(request, op, by_group, raw, serial, faults=True)
         if isinstance(answered, float):  # a delay fault: wait here (no thread held), then answer
             await asyncio.sleep(answered)
-            answered = await pools.run(gateway, answer, request, op, by_group, raw, serial, faults=False)
+            answered = await _answer(request, op, by_group, raw, serial, faults=False)
         assert isinstance(answered, Response)
         return answered
 
@@ -111,10 +128,25 @@ def make_handler(op: Operation, by_group: bool) -> Callable[[Request], Awaitable
     return handler
 
 
+async def _answer(
+    request: Request, op: Operation, by_group: bool, raw: bytes, serial: str, *, faults: bool
+) -> Response | float:
+    """``answer`` on the event loop when it cannot wait there (small body, free in-memory store), else in a thread."""
+    store: Store = request.app.state.store
+    if len(raw) <= INLINE_BYTES and store.in_memory and store.hold_if_free():
+        try:
+            return answer(request, op, by_group, raw, serial, faults=faults)
+        finally:
+            store.release()
+    return await pools.run(pools.of(request).gateway, answer, request, op, by_group, raw, serial, faults=faults)
+
+
 def answer(
     request: Request, op: Operation, by_group: bool, raw: bytes, serial: str, *, faults: bool
 ) -> Response | float:
-    """parse -> check -> engine -> render, journaled; first the fault plans (``faults``): a delay is returned."""
+    """parse -> check -> engine -> render, journaled; first the fault plans (``faults``): a delay is returned.
+
+    Run in a gateway thread, or on the event loop by ``_answer`` when nothing in it can wait."""
     engine: Engine = request.app.state.engine
     path_id: str = request.path_params["path_id"]
     json_mode = _wants_json(request)
@@ -139,7 +171,7 @@ def answer(
         at=engine.clock.now(),
         login=login,
         operation=op.name,
-        path=request.url.path,
+        path=_path(request),
         http_status=status,
         body=body,
         fields=pairs,
@@ -171,13 +203,44 @@ async def _no_operation(request: Request, exc: Exception) -> Response:
     return render.respond(_wants_json(request), exc.status_code, body)
 
 
+class GatewayDispatch:
+    """ASGI middleware: a gateway operation (``POST /paynet/api/.../<path_id>``) goes straight to its handler.
+
+    A dict from the path without its last segment to the handler, instead of the router's walk over every
+    route and the framework's request/response wrapping; what does not match (another method, another path,
+    a ``root_path``) goes on to the app, whose routes answer as before (a 405 for a GET, a 404 elsewhere).
+    The route's ``endpoint`` and ``path_params`` are set in the scope as the router sets them.
+    """
+
+    def __init__(self, app: ASGIApp, table: dict[str, Callable[[Request], Awaitable[Response]]]) -> None:
+        self.app = app
+        self.table = table
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path"):
+            prefix, _, path_id = scope["path"].rpartition("/")
+            handler = self.table.get(prefix)
+            if handler is not None and path_id:
+                scope["endpoint"] = handler
+                scope["path_params"] = {"path_id": path_id}
+                response = await handler(Request(scope, receive))
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def install(app: FastAPI) -> None:
     """One route per operation and addressing mode (group routes answer a clear error when not allowed)."""
     app.add_exception_handler(HTTPException, _no_operation)
+    table: dict[str, Callable[[Request], Awaitable[Response]]] = {}
     for op in iter_operations():
         for by_group, path in ((False, op.path), (True, op.group_path)):
             template = urls.PAGE_ROOT + path.replace("{endpointId}", "{path_id}").replace(
                 "{endpointGroupId}", "{path_id}"
             )
+            handler = make_handler(op, by_group)
             # A plain Starlette route: the handler reads its own body, FastAPI's parameter solving is not needed
-            app.router.add_route(template, make_handler(op, by_group), methods=["POST"], include_in_schema=False)
+            app.router.add_route(template, handler, methods=["POST"], include_in_schema=False)
+            assert template.endswith("/{path_id}") and template.count("{") == 1, template
+            table.setdefault(template.removesuffix("/{path_id}"), handler)  # the first route wins, as in the router
+    app.add_middleware(GatewayDispatch, table=table)  # innermost: the body limit and the fault middleware run first

@@ -11,18 +11,20 @@ import logging
 import socket
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
-from toolkit.config import GatewayConfig, simulator_config
-from toolkit.simcontrol import SimulatorControl
 from toolkit.simulator.app import create_app
 from toolkit.simulator.connections import uvicorn_config
 from toolkit.simulator.destinations import is_loopback
 from toolkit.simulator.journal import Journal
 from toolkit.simulator.settings import SimulatorSettings, default_settings
 from toolkit.simulator.store import Store
+
+if TYPE_CHECKING:  # the client side (requests, the client's configuration) is imported when asked for
+    from toolkit.config import GatewayConfig
+    from toolkit.simcontrol import SimulatorControl
 
 log = logging.getLogger("gatekit.simulator")
 
@@ -104,10 +106,14 @@ class SimulatorServer:
 
     def client_config(self, **overrides: Any) -> GatewayConfig:
         """The demo merchant's client configuration for this simulator."""
+        from toolkit.config import simulator_config
+
         return simulator_config(self.base_url).with_overrides(**overrides)
 
     def control(self, **options: Any) -> SimulatorControl:
         """A client of this simulator's control API (``/_sim/``), with its control token if it has one."""
+        from toolkit.simcontrol import SimulatorControl
+
         token = self.settings.control_token
         return SimulatorControl(self.root_url, **{"token": token.reveal() if token else None, **options})
 

@@ -8,6 +8,7 @@ can never exceed what was authorized or charged.
 from __future__ import annotations
 
 import json
+import operator
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -15,6 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+# Indexes on columns that most rows leave NULL (a parent, a pending decision or deadline, a page token) are
+# partial: a sale decided at once writes no entry in them.  Every query on them compares the column, which
+# lets SQLite use the partial index.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS merchants (
     login TEXT PRIMARY KEY, payout_balance_minor INTEGER NOT NULL, currency TEXT NOT NULL);
@@ -39,12 +43,12 @@ CREATE TABLE IF NOT EXISTS transactions (
 CREATE INDEX IF NOT EXISTS tx_order ON transactions(orderid);
 CREATE INDEX IF NOT EXISTS tx_client ON transactions(login, client_orderid);
 CREATE TABLE IF NOT EXISTS requests (serial TEXT PRIMARY KEY, tx INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS tx_parent ON transactions(parent);
-CREATE INDEX IF NOT EXISTS tx_due ON transactions(status, decide_at);
-CREATE INDEX IF NOT EXISTS tx_deadline ON transactions(status, deadline_at);
-CREATE INDEX IF NOT EXISTS tx_settle ON transactions(settle_at);
-CREATE UNIQUE INDEX IF NOT EXISTS tx_form ON transactions(form_token);
-CREATE UNIQUE INDEX IF NOT EXISTS tx_tds ON transactions(tds_token);
+CREATE INDEX IF NOT EXISTS tx_parent ON transactions(parent) WHERE parent IS NOT NULL;
+CREATE INDEX IF NOT EXISTS tx_due ON transactions(status, decide_at) WHERE decide_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS tx_deadline ON transactions(status, deadline_at) WHERE deadline_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS tx_settle ON transactions(settle_at) WHERE settle_at IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS tx_form ON transactions(form_token) WHERE form_token IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS tx_tds ON transactions(tds_token) WHERE tds_token IS NOT NULL;
 CREATE TABLE IF NOT EXISTS card_refs (
     cardrefid INTEGER PRIMARY KEY AUTOINCREMENT, login TEXT NOT NULL, source_tx INTEGER NOT NULL,
     bin TEXT NOT NULL, last4 TEXT NOT NULL, card_type TEXT NOT NULL, exp_month TEXT NOT NULL,
@@ -80,6 +84,14 @@ FIRST_IDS = {"transactions": 8056020, "card_refs": 1679215, "recurring": 700100}
 Row = dict[str, Any]
 
 
+_NAME = operator.itemgetter(0)  # a column's name in ``cursor.description``
+
+
+def _dict_row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> Row:
+    """Rows as dicts, built once (``dict(sqlite3.Row)`` looks every column up by name: slow on wide rows)."""
+    return dict(zip(map(_NAME, cursor.description), values, strict=True))
+
+
 class StoreError(RuntimeError):
     """A database the simulator cannot use; the message says why and what to do."""
 
@@ -105,18 +117,20 @@ class Store:
     def __init__(self, path: str | Path = ":memory:") -> None:
         self.path = str(path)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.row_factory = sqlite3.Row
+        self._db.row_factory = _dict_row
         self._lock = threading.RLock()
         if self.path != ":memory:":
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
+            # In WAL mode NORMAL loses no commit when the simulator stops or crashes (only when the machine does),
+            # and a commit waits for no disk flush
+            self._db.execute("PRAGMA synchronous=NORMAL")
         self._check_version()
         self._db.executescript(SCHEMA)
         self._seed_sequences()
 
     def _check_version(self) -> None:
         """A database file written by an earlier gatekit (one transaction per orderid) cannot be read."""
-        columns = [row[1] for row in self._db.execute("PRAGMA table_info(transactions)").fetchall()]
+        columns = [row["name"] for row in self._db.execute("PRAGMA table_info(transactions)").fetchall()]
         if columns and "serial" not in columns:
             raise StoreError(
                 f"{self.path} was written by an earlier gatekit (before orders held several transactions); "
@@ -145,6 +159,17 @@ class Store:
                 raise
             self._db.execute("COMMIT")
 
+    @property
+    def in_memory(self) -> bool:
+        return self.path == ":memory:"
+
+    def hold_if_free(self) -> bool:
+        """Take the store's lock when no other thread holds it (True), without waiting; ``release()`` gives it back."""
+        return self._lock.acquire(blocking=False)
+
+    def release(self) -> None:
+        self._lock.release()
+
     def execute(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> int:
         """Run a statement; returns lastrowid (inserts) or rowcount."""
         with self._lock:
@@ -153,12 +178,13 @@ class Store:
 
     def one(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> Row | None:
         with self._lock:
-            row = self._db.execute(sql, params).fetchone()
-        return dict(row) if row is not None else None
+            row: Row | None = self._db.execute(sql, params).fetchone()
+        return row
 
     def all(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> list[Row]:
         with self._lock:
-            return [dict(row) for row in self._db.execute(sql, params).fetchall()]
+            rows: list[Row] = self._db.execute(sql, params).fetchall()
+            return rows
 
     def insert(self, table: str, values: Mapping[str, Any]) -> int:
         names = ", ".join(values)
@@ -168,6 +194,35 @@ class Store:
     def update(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> int:
         sets = ", ".join(f"{name}=:{name}" for name in values)
         return self.execute(f"UPDATE {table} SET {sets} WHERE {key}=:_key", {**values, "_key": key_value})
+
+    def returning(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> Row | None:
+        """The first row of a statement with ``RETURNING *`` (an update or insert and its read in one statement)."""
+        with self._lock:
+            rows: list[Row] = self._db.execute(sql, params).fetchall()  # read to the end: the statement is done
+        return rows[0] if rows else None
+
+    def insert_row(self, table: str, values: Mapping[str, Any]) -> Row:
+        """``insert``, returning the row as stored (with its defaults and id)."""
+        names = ", ".join(values)
+        marks = ", ".join(f":{name}" for name in values)
+        row = self.returning(f"INSERT INTO {table} ({names}) VALUES ({marks}) RETURNING *", dict(values))
+        assert row is not None
+        return row
+
+    def next_id(self, table: str) -> int:
+        """The id the next insert into ``table`` (an AUTOINCREMENT key) gets; only meaningful inside a transaction."""
+        row = self.one(
+            f"SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name=?), 0), COALESCE(MAX(id), 0)) + 1 AS id"
+            f" FROM {table}",
+            (table,),
+        )
+        assert row is not None
+        return int(row["id"])
+
+    def update_row(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> Row | None:
+        """``update`` of one row by key, returning the row as it now is (None when there is none)."""
+        sets = ", ".join(f"{name}=:{name}" for name in values)
+        return self.returning(f"UPDATE {table} SET {sets} WHERE {key}=:_key RETURNING *", {**values, "_key": key_value})
 
     def reset(self) -> None:
         """Forget every transaction, card, subscription, journal line, callback and fault."""

@@ -1,0 +1,233 @@
+"""Servers for the simulator benchmarks (bench_server_cpu.py, bench_http.py): each in its own process, pinned.
+
+    server = start("simulator", core=0)   # or "bare": a bare uvicorn app answering constant JSON
+    server.cpu_seconds, server.rss_kb     # utime + stime and VmRSS of the server process (Linux /proc)
+    server.stop()
+
+``simulator`` runs ``SimulatorServer`` (the uvicorn configuration ``gatekit simulate`` runs: guarded
+connections, the connection limit, no access log, no request log) with an in-memory store; ``bare``
+runs a plain ASGI callable under ``uvicorn.Config`` defaults (the same loop and HTTP implementation).
+``presigned(...)`` builds sale and status bodies signed beforehand, so the client does no signing work.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import socket
+import threading
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from toolkit import demo, signing
+from toolkit.operations import get_operation
+from toolkit.testdata.outcomes import EXAMPLE_CARDS
+from toolkit.wire import FORM_TYPE, MEDIA_TYPE, encode_form
+
+SALE = {
+    "order_desc": "Benchmark order",
+    "amount": "10.42",
+    "currency": "EUR",
+    "email": "john.smith@example.com",
+    "ipaddress": "203.0.113.7",
+    "credit_card_number": EXAMPLE_CARDS[0],
+    "card_printed_name": "JOHN SMITH",
+    "expire_month": "12",
+    "expire_year": "2099",
+    "cvv2": "123",
+    "address1": "1 Main Street",
+    "city": "Springfield",
+    "zip_code": "12345",
+    "country": "US",
+    "state": "IL",
+    "phone": "5551234567",
+}
+CONSTANT = json.dumps({"type": "async-response", "serial-number": "0", "paynet-order-id": "1"}).encode()
+HEADERS = {"Accept": MEDIA_TYPE, "Content-Type": FORM_TYPE}
+API = "/paynet/api/v2"
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+async def bare_app(scope: Scope, receive: Receive, send: Send) -> None:
+    """The floor: read the whole body, answer a constant JSON body.  No framework."""
+    if scope["type"] != "http":
+        return
+    more = True
+    while more:
+        more = (await receive()).get("more_body", False)
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", MEDIA_TYPE.encode())]})
+    await send({"type": "http.response.body", "body": CONSTANT})
+
+
+def signed(operation: str, fields: dict[str, str]) -> dict[str, str]:
+    control = signing.control_for(
+        get_operation(operation), fields, endpoint_id=demo.ENDPOINT_ID, login=demo.LOGIN, control_key=demo.CONTROL_KEY
+    )
+    return {**fields, "control": control}
+
+
+def presigned(run: str, count: int) -> tuple[list[bytes], list[bytes]]:
+    """``count`` sale bodies (each a new client_orderid) and the status bodies that follow them (by client_orderid)."""
+    sales, statuses = [], []
+    for n in range(count):
+        sale = {"client_orderid": f"{run}-{n}", **SALE}
+        sales.append(encode_form(signed("sale", sale)).encode())
+        statuses.append(
+            encode_form(signed("status", {"login": demo.LOGIN, "client_orderid": sale["client_orderid"]})).encode()
+        )
+    return sales, statuses
+
+
+# --- the server process ---------------------------------------------------------------------------
+
+
+def _serve(kind: str, core: int | None, conn: Connection) -> None:
+    if core is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {core})
+    if kind == "bare":
+        import uvicorn
+
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY, as the simulator
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1024)
+        server = uvicorn.Server(uvicorn.Config(bare_app, log_level="warning", access_log=False, lifespan="off"))
+        threading.Thread(target=lambda: (conn.recv(), setattr(server, "should_exit", True)), daemon=True).start()
+        conn.send(sock.getsockname()[1])
+        server.run(sockets=[sock])
+        return
+    from toolkit.simulator.server import SimulatorServer
+
+    with SimulatorServer() as simulator:
+        conn.send(simulator.port)
+        while True:
+            message = conn.recv()
+            if message == "stop":
+                break
+            if isinstance(message, tuple) and message[0] == "seed":  # ("seed", count): orders stored directly
+                conn.send(seed_orders(simulator, message[1]))
+            if message == "plans":  # how the store finds an order for status (an index, never a scan)
+                conn.send(status_plans(simulator))
+
+
+STATUS_QUERIES = (
+    "SELECT * FROM transactions WHERE login=? AND client_orderid=? AND orderid=id ORDER BY id DESC LIMIT 1",
+    "SELECT * FROM transactions WHERE id=? AND orderid=id AND login=?",
+    "SELECT MAX(id) AS id FROM transactions WHERE orderid=?",
+)
+
+
+def status_plans(simulator: Any) -> list[str]:
+    """SQLite's plan for each query of a status request (by client_orderid, by orderid, the latest transaction)."""
+    plans = []
+    for sql in STATUS_QUERIES:
+        rows = simulator.store.all("EXPLAIN QUERY PLAN " + sql, tuple("1" * sql.count("?")))
+        plans.append(" / ".join(row["detail"] for row in rows))
+    return plans
+
+
+def seed_orders(simulator: Any, count: int) -> tuple[int, int]:
+    """``count`` approved sales of the demo merchant written straight into the store (as a sale would write them)."""
+    store, now = simulator.store, simulator.app.state.clock.now()
+    first = store.one("SELECT seq FROM sqlite_sequence WHERE name='transactions'")["seq"] + 1
+    rows = [
+        (
+            first + n,
+            first + n,
+            demo.LOGIN,
+            demo.ENDPOINT_ID,
+            f"seed-{first + n}",
+            f"seed-{first + n}",
+            "sale",
+            "approved",
+            "sale_approved",
+            "approved",
+            1042,
+            "EUR",
+            EXAMPLE_CARDS[0][:6],
+            EXAMPLE_CARDS[0][-4:],
+            "VISA",
+            "12",
+            "2099",
+            "JOHN SMITH",
+            "GATEKIT*DEMO",
+            now,
+            now,
+        )
+        for n in range(count)
+    ]
+    with store.transaction():
+        store._db.executemany(
+            "INSERT INTO transactions (id, orderid, login, endpoint_id, serial, client_orderid, kind, status, stage,"
+            " plan_status, amount_minor, currency, card_bin, card_last4, card_type, card_exp_month, card_exp_year,"
+            " cardholder, descriptor, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
+        store._db.executemany("INSERT INTO requests (serial, tx) VALUES (?, ?)", [(r[4], r[0]) for r in rows])
+        store._db.execute("UPDATE sqlite_sequence SET seq=? WHERE name='transactions'", (first + count - 1,))
+    return first, first + count - 1
+
+
+@dataclass
+class Server:
+    kind: str
+    process: multiprocessing.process.BaseProcess
+    conn: Connection
+    port: int
+
+    def _proc(self, name: str) -> str:
+        with open(f"/proc/{self.process.pid}/{name}") as file:
+            return file.read()
+
+    @property
+    def cpu_seconds(self) -> float:
+        """utime + stime of the server process (every thread)."""
+        fields = self._proc("stat").rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    @property
+    def rss_kb(self) -> int:
+        """VmRSS of the server process, in kB."""
+        line = next(line for line in self._proc("status").splitlines() if line.startswith("VmRSS:"))
+        return int(line.split()[1])
+
+    def seed(self, count: int) -> tuple[int, int]:
+        """Store ``count`` more approved sales directly (the simulator only): their first and last orderid.
+
+        Each has client_orderid ``seed-<orderid>``.  Written in one ``executemany`` (about a second per
+        100,000), as the sale handler would leave them; going through HTTP would take minutes."""
+        self.conn.send(("seed", count))
+        first, last = self.conn.recv()
+        return int(first), int(last)
+
+    def status_plans(self) -> list[str]:
+        self.conn.send("plans")
+        return list(self.conn.recv())
+
+    def stop(self) -> None:
+        self.conn.send("stop")
+        self.process.join(timeout=30)
+        if self.process.is_alive():
+            self.process.kill()
+
+
+def start(kind: str, core: int | None) -> Server:
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    process = context.Process(target=_serve, args=(kind, core, child), name=f"bench-{kind}", daemon=True)
+    process.start()
+    if not parent.poll(60):
+        raise RuntimeError(f"the {kind} server did not start")
+    return Server(kind, process, parent, parent.recv())
+
+
+def cores() -> tuple[int | None, int | None]:
+    """(server core, load generator core); None where affinity cannot be set."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None, None
+    available = sorted(os.sched_getaffinity(0))
+    return available[0], available[-1]
