@@ -71,6 +71,8 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_signing.py
 	$(PY) benchmarks/bench_simulator.py
 	$(PY) benchmarks/bench_load.py
+	$(PY) benchmarks/bench_startup.py
+	$(PY) benchmarks/bench_suite.py
 
 # The fuzz suite at length: schemathesis over /paynet/openapi.json, signed (make test runs a short pass).
 FUZZ_EXAMPLES ?= 560
