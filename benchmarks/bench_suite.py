@@ -5,7 +5,9 @@
 Each row runs the suite ``--rounds`` times (fresh processes) and prints the median wall time,
 each round beside it, and the CPU time of the run (user + system of every process, from
 ``getrusage``).  ``pytest`` runs ``pytest -q steps`` in the checkout; ``certify`` runs
-``gatekit certify --no-html`` from an empty directory, as a merchant would (no own features).
+``gatekit certify --no-html`` from an empty directory, as a merchant would (no own features);
+``certify, merchant`` the same without the pytest plugins that only gatekit's checkout has
+(schemathesis, hypothesis: each pytest process, every worker too, loads them at start).
 The goal (issue 12): with ``-n 2`` the suite is faster than serial (ratio < 1).  On a 2-core
 machine the two workers each start a Python with pytest and its plugins: what they save is the
 test time of half the suite, so the figure depends on how much else loads the machine (the load
@@ -35,11 +37,17 @@ def clean_env() -> dict[str, str]:
     return env | {"GATEKIT_BROWSER": "off"}
 
 
-def run_once(argv: list[str], cwd: Path) -> tuple[float, float]:
+# The dev-only pytest plugins of gatekit's own checkout (the `test` extra), which every pytest process
+# loads: a merchant's install of gatekit has neither. Blocked for the "as a merchant" rows.
+DEV_PLUGINS = "-p no:schemathesis -p no:hypothesispytest"
+
+
+def run_once(argv: list[str], cwd: Path, extra_env: dict[str, str] | None = None) -> tuple[float, float]:
     """Wall seconds and CPU seconds (user + system of the process and its children) of one run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, env=clean_env(), capture_output=True, text=True, check=False)
+    env = clean_env() | (extra_env or {})
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -47,20 +55,25 @@ def run_once(argv: list[str], cwd: Path) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def measure(argv: list[str], cwd: Path, rounds: int) -> tuple[list[float], list[float]]:
-    samples = [run_once(argv, cwd) for _ in range(rounds)]
+def measure(argv: list[str], cwd: Path, rounds: int, env: dict[str, str]) -> tuple[list[float], list[float]]:
+    samples = [run_once(argv, cwd, env) for _ in range(rounds)]
     return [wall for wall, _ in samples], [cpu for _, cpu in samples]
 
 
-def commands(which: str, scratch: Path) -> list[tuple[str, list[str], list[str], Path]]:
-    """(label, serial argv, parallel argv, working directory)."""
-    rows = []
+Row = tuple[str, list[str], list[str], Path, dict[str, str]]
+
+
+def commands(which: str, scratch: Path) -> list[Row]:
+    """(label, serial argv, parallel argv, working directory, extra environment)."""
+    rows: list[Row] = []
     if which in ("all", "pytest"):
         pytest = [str(BIN / "pytest"), "-q", "-p", "no:cacheprovider", "steps"]
-        rows.append(("pytest steps", pytest, [*pytest, "-n", "2"], ROOT))
+        rows.append(("pytest steps", pytest, [*pytest, "-n", "2"], ROOT, {}))
     if which in ("all", "certify"):
         certify = [str(BIN / "gatekit"), "certify", "--no-html", "--results", "results", "--reports", "reports"]
-        rows.append(("gatekit certify", certify, [*certify, "-n", "2"], scratch))
+        rows.append(("gatekit certify", certify, [*certify, "-n", "2"], scratch, {}))
+        merchant = {"PYTEST_ADDOPTS": DEV_PLUGINS}
+        rows.append(("certify, merchant", certify, [*certify, "-n", "2"], scratch, merchant))
     return rows
 
 
@@ -75,16 +88,17 @@ def main() -> int:
         print("PYTHONDONTWRITEBYTECODE is set: every process compiles gatekit from source (slower starts)")
     print(f"{'suite':<18}{'serial':>9}{'-n 2':>9}{'ratio':>8}   {'rounds serial | -n 2':<32}{'cpu s | -n 2':<16}goal")
     with tempfile.TemporaryDirectory() as scratch:
-        for label, serial, parallel, cwd in commands(options.only or "all", Path(scratch)):
-            run_once(serial, cwd)  # warm the file cache (and write bytecode where it may be written)
-            walls_s, cpus_s = measure(serial, cwd, options.rounds)
-            walls_p, cpus_p = measure(parallel, cwd, options.rounds)
+        for label, serial, parallel, cwd, env in commands(options.only or "all", Path(scratch)):
+            run_once(serial, cwd, env)  # warm the file cache (and write bytecode where it may be written)
+            walls_s, cpus_s = measure(serial, cwd, options.rounds, env)
+            walls_p, cpus_p = measure(parallel, cwd, options.rounds, env)
             s, p = statistics.median(walls_s), statistics.median(walls_p)
             rounds = f"{' '.join(f'{w:.1f}' for w in walls_s)} | {' '.join(f'{w:.1f}' for w in walls_p)}"
             cpu = f"{statistics.median(cpus_s):.1f} | {statistics.median(cpus_p):.1f}"
             verdict = "met" if p < s else "NOT met"
             print(f"{label:<18}{s:>8.2f}s{p:>8.2f}s{p / s:>8.2f}   {rounds:<32}{cpu:<16}-n 2 < serial: {verdict}")
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end")
+    print(f"'certify, merchant': PYTEST_ADDOPTS='{DEV_PLUGINS}', the dev-only plugins a merchant's install lacks")
     return 0  # a figure, not a test: make bench goes on
 
 
