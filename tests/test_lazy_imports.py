@@ -122,3 +122,11 @@ def test_from_toolkit_import_works_for_every_name_and_an_unknown_name_is_an_attr
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 1
     assert "AttributeError: module 'toolkit' has no attribute 'no_such_name'" in result.stderr
+
+
+def test_the_pytest_plugin_loads_neither_the_simulator_nor_the_client_until_a_fixture_runs():
+    """Every pytest process loads the plugin; the xdist controller runs no test, so it never needs them."""
+    plugins = ("toolkit.certify.plugin", "toolkit.certify.fixtures", "toolkit.certify.target", "toolkit.steps")
+    code = f"import json, sys; import {', '.join(plugins)}; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert among(set(json.loads(out)), ("toolkit.simulator", "fastapi", "uvicorn", *CLIENT_SIDE)) == set()
