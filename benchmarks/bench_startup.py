@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -31,13 +32,15 @@ GATEKIT = str(BIN / "gatekit")
 SIGN = ["sign", "sale", "client_orderid=inv-1", "amount=10.42", "currency=EUR", "--no-validate",
         "--nonce", "n0nce", "--timestamp", "1700000000"]  # fmt: skip
 
-# label, argv, goal (None: shown for comparison)
-COMMANDS: list[tuple[str, list[str], float | None]] = [
-    ("python -c pass", [sys.executable, "-c", "pass"], None),
-    ("gatekit --help", [GATEKIT, "--help"], GOAL_SECONDS),
-    ("gatekit sign sale ...", [GATEKIT, *SIGN], GOAL_SECONDS),
-    ("gatekit call --help", [GATEKIT, "call", "--help"], GOAL_SECONDS),
-]
+
+def commands(gatekit: list[str]) -> list[tuple[str, list[str], float | None]]:
+    """Label, argv, goal (None: shown for comparison)."""
+    return [
+        ("python -c pass", [sys.executable, "-c", "pass"], None),
+        ("gatekit --help", [*gatekit, "--help"], GOAL_SECONDS),
+        ("gatekit sign sale ...", [*gatekit, *SIGN], GOAL_SECONDS),
+        ("gatekit call --help", [*gatekit, "call", "--help"], GOAL_SECONDS),
+    ]
 
 
 def clean_env(cwd: str) -> dict[str, str]:
@@ -70,10 +73,10 @@ def measure(argv: list[str], *, runs: int, rounds: int, cwd: str) -> tuple[list[
     return walls, cpus
 
 
-def simulate_answers(cwd: str, env: dict[str, str]) -> tuple[float, float]:
+def simulate_answers(gatekit: list[str], cwd: str, env: dict[str, str]) -> tuple[float, float]:
     """Seconds from starting ``gatekit simulate --port 0`` to its first answer (``/_sim/health``), and its CPU."""
     started = time.perf_counter()
-    process = subprocess.Popen([GATEKIT, "simulate", "--port", "0", "--quiet"], cwd=cwd, env=env,
+    process = subprocess.Popen([*gatekit, "simulate", "--port", "0", "--quiet"], cwd=cwd, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
     try:
         assert process.stdout is not None
@@ -98,12 +101,12 @@ def simulate_answers(cwd: str, env: dict[str, str]) -> tuple[float, float]:
     return wall, cpu
 
 
-def measure_simulate(*, runs: int, rounds: int, cwd: str) -> tuple[list[float], list[float]]:
+def measure_simulate(gatekit: list[str], *, runs: int, rounds: int, cwd: str) -> tuple[list[float], list[float]]:
     env = clean_env(cwd)
-    simulate_answers(cwd, env)
+    simulate_answers(gatekit, cwd, env)
     walls, cpus = [], []
     for _ in range(rounds):
-        samples = [simulate_answers(cwd, env) for _ in range(runs)]
+        samples = [simulate_answers(gatekit, cwd, env) for _ in range(runs)]
         walls.append(statistics.median(wall for wall, _ in samples))
         cpus.append(statistics.median(cpu for _, cpu in samples))
     return walls, cpus
@@ -113,7 +116,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=10, help="runs per round (default 10)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds; the median is printed (default 3)")
+    parser.add_argument("--gatekit", default=GATEKIT, help="the command that runs gatekit (another build, to compare)")
     options = parser.parse_args()
+    gatekit = shlex.split(options.gatekit)
     load = os.getloadavg()
     print(f"start-up of the command line: median of {options.rounds} rounds (each the median of {options.runs} runs)")
     print(f"machine: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the start")
@@ -123,13 +128,13 @@ def main() -> int:
         )
     print(f"{'command':<24}{'wall':>9}{'cpu':>9}   {'rounds (wall)':<24}goal")
     with tempfile.TemporaryDirectory() as cwd:  # no gatekit.toml: the simulator profile
-        for label, argv, goal in COMMANDS:
+        for label, argv, goal in commands(gatekit):
             walls, cpus = measure(argv, runs=options.runs, rounds=options.rounds, cwd=cwd)
             wall, cpu = statistics.median(walls), statistics.median(cpus)
             rounds = " ".join(f"{w * 1000:.0f}" for w in walls) + " ms"
             verdict = "" if goal is None else f"< {goal:.2f} s: {'met' if wall < goal else 'NOT met'}"
             print(f"{label:<24}{wall * 1000:>7.0f}ms{cpu * 1000:>7.0f}ms   {rounds:<24}{verdict}")
-        walls, cpus = measure_simulate(runs=max(1, options.runs // 2), rounds=options.rounds, cwd=cwd)
+        walls, cpus = measure_simulate(gatekit, runs=max(1, options.runs // 2), rounds=options.rounds, cwd=cwd)
         wall, cpu = statistics.median(walls), statistics.median(cpus)
         rounds = " ".join(f"{w * 1000:.0f}" for w in walls) + " ms"
         verdict = f"< {SIMULATE_GOAL:.2f} s: {'met' if wall < SIMULATE_GOAL else 'NOT met'}"
