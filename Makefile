@@ -85,6 +85,8 @@ bench: $(STAMP) $(WRK_STAMP)
 	$(PY) benchmarks/bench_http.py
 	$(PY) benchmarks/bench_startup_simulate.py
 	$(PY) benchmarks/bench_load.py
+	$(PY) benchmarks/bench_startup.py
+	$(PY) benchmarks/bench_suite.py
 
 # The fuzz suite at length: schemathesis over /paynet/openapi.json, signed (make test runs a short pass).
 FUZZ_EXAMPLES ?= 560

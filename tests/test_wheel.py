@@ -3,12 +3,14 @@ fresh virtual environment, then the commands a merchant types, run from empty di
 
 Economy: the wheel is built without build isolation (setuptools comes with the ``test`` extra), the
 venv is made without pip (this environment's pip installs into it with ``--python``), the wheel is
-found with ``--find-links`` and its dependencies come through pip's cache.  The tests share one
-worker (``xdist_group``) so the venv is made once.
+found with ``--find-links`` and its dependencies come through pip's cache.  The venv is made once per
+run (``installed``), shared by the xdist workers.
 """
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import select
 import shutil
@@ -53,9 +55,26 @@ def _checked(command: list[str]) -> None:
     assert done.returncode == 0, f"{' '.join(command)}\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
-    work = tmp_path_factory.mktemp("wheel")
+    """Built once per run.  Under xdist the workers share it through a lock file in the run's base
+    directory: with pytest 9.2, ``--dist loadgroup`` no longer keeps the ``wheel`` group on one worker
+    (pytest-xdist#1386), and each worker would otherwise build its own (a minute or more each)."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return _build(tmp_path_factory.mktemp("wheel"))
+    shared = tmp_path_factory.getbasetemp().parent / "shared-wheel"  # the run's directory, common to its workers
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker waits here while the first one builds
+        record = shared / "installed.json"
+        if not record.exists():
+            built = _build(shared)
+            record.write_text(json.dumps({"wheel": str(built.wheel), "bin": str(built.bin)}))
+        paths = json.loads(record.read_text())
+    return Installed(Path(paths["wheel"]), Path(paths["bin"]))
+
+
+def _build(work: Path) -> Installed:
     shutil.copytree(ROOT, work / "source", ignore=NOT_SOURCE)
     _checked([*PIP, "wheel", "--no-deps", "--no-build-isolation", "-w", str(work / "dist"), str(work / "source")])
     [wheel] = (work / "dist").glob("gatekit-*.whl")

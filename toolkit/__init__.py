@@ -1,37 +1,85 @@
 """gatekit: an integration-testing toolkit for the card-processing gateway.
 
-``import toolkit`` gives the client, the catalogue, signing, profiles and test data.
+``import toolkit`` gives the client, the catalogue, signing, profiles and test data.  The names
+are imported on first use (PEP 562): ``import toolkit`` alone (as ``gatekit --help`` does) costs
+nothing, ``from toolkit import GatewayClient`` imports the client then.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from toolkit._version import __version__
-from toolkit.client import GatewayClient, PreparedCall
-from toolkit.config import GatewayConfig, PollSchedule, load_config, simulator_config
-from toolkit.errors import (
-    ApiError,
-    AuthenticationError,
-    GatewayError,
-    InvalidRequestError,
-    ProtocolError,
-    ServerError,
-    TransportError,
-    ValidationError,
-    WaitTimeout,
-)
-from toolkit.exchange import Exchange
-from toolkit.masking import Secret, mask_fields, mask_pan, mask_text
-from toolkit.models import (
-    AsyncResponse,
-    CardInfoResponse,
-    CardRefResponse,
-    FormResponse,
-    RecurringPaymentResponse,
-    Response,
-    Status,
-    StatusResponse,
-)
-from toolkit.operations import OPERATIONS, AuthScheme, Operation, get_operation
-from toolkit.simcontrol import SimulatorControl
-from toolkit.waiting import PollAttempt
+
+if TYPE_CHECKING:  # what mypy sees; at run time __getattr__ imports each name when first asked for
+    from toolkit.client import GatewayClient, PreparedCall
+    from toolkit.config import GatewayConfig, PollSchedule, load_config, simulator_config
+    from toolkit.errors import (
+        ApiError,
+        AuthenticationError,
+        GatewayError,
+        InvalidRequestError,
+        ProtocolError,
+        ServerError,
+        TransportError,
+        ValidationError,
+        WaitTimeout,
+    )
+    from toolkit.exchange import Exchange
+    from toolkit.masking import Secret, mask_fields, mask_pan, mask_text
+    from toolkit.models import (
+        AsyncResponse,
+        CardInfoResponse,
+        CardRefResponse,
+        FormResponse,
+        RecurringPaymentResponse,
+        Response,
+        Status,
+        StatusResponse,
+    )
+    from toolkit.operations import OPERATIONS, AuthScheme, Operation, get_operation
+    from toolkit.simcontrol import SimulatorControl
+    from toolkit.waiting import PollAttempt
+
+# public name -> the module that defines it (as the TYPE_CHECKING imports above; tests/test_lazy_imports.py checks)
+_LAZY = {
+    "GatewayClient": "toolkit.client",
+    "PreparedCall": "toolkit.client",
+    **dict.fromkeys(("GatewayConfig", "PollSchedule", "load_config", "simulator_config"), "toolkit.config"),
+    **dict.fromkeys(
+        (
+            "ApiError",
+            "AuthenticationError",
+            "GatewayError",
+            "InvalidRequestError",
+            "ProtocolError",
+            "ServerError",
+            "TransportError",
+            "ValidationError",
+            "WaitTimeout",
+        ),
+        "toolkit.errors",
+    ),
+    "Exchange": "toolkit.exchange",
+    **dict.fromkeys(("Secret", "mask_fields", "mask_pan", "mask_text"), "toolkit.masking"),
+    **dict.fromkeys(
+        (
+            "AsyncResponse",
+            "CardInfoResponse",
+            "CardRefResponse",
+            "FormResponse",
+            "RecurringPaymentResponse",
+            "Response",
+            "Status",
+            "StatusResponse",
+        ),
+        "toolkit.models",
+    ),
+    **dict.fromkeys(("OPERATIONS", "AuthScheme", "Operation", "get_operation"), "toolkit.operations"),
+    "SimulatorControl": "toolkit.simcontrol",
+    "PollAttempt": "toolkit.waiting",
+}
 
 __all__ = [
     "OPERATIONS",
@@ -70,3 +118,17 @@ __all__ = [
     "mask_text",
     "simulator_config",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module the first time it is asked for (then kept as a global)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

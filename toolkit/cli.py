@@ -5,6 +5,11 @@ To add one, write ``toolkit/commands/NAME.py`` with ``register(subparsers)`` (wh
 
 Exit status: 0 done; 2 usage, configuration, key or request refused before sending;
 3 the gateway said no (ApiError); 4 no answer or not a gateway answer; 1 any other gateway error.
+
+The parser is built from the command modules' ``register`` alone: a command module imports what
+it runs on (the client, the simulator, pytest) inside its handler, so that ``gatekit --help``,
+``gatekit sign`` and ``gatekit call`` start without the simulator, FastAPI or pytest
+(``tests/test_lazy_imports.py`` checks which modules each command loads).
 """
 
 from __future__ import annotations
@@ -18,10 +23,6 @@ from typing import NoReturn
 
 from toolkit._version import __version__
 from toolkit.commands.common import Handler, UsageError
-from toolkit.config import ConfigError
-from toolkit.errors import ApiError, GatewayError, InvalidRequestError, ProtocolError, TransportError
-from toolkit.keys import KeyProblem
-from toolkit.masking import mask_text
 
 COMMANDS = ["init", "certify", "call", "sign", "keys", "operations", "listen", "simulate"]
 
@@ -31,16 +32,30 @@ EXIT_USAGE = 2
 EXIT_REFUSED = 3
 EXIT_TRANSPORT = 4
 
-_EXIT_CODES: tuple[tuple[type[Exception], int], ...] = (
-    (UsageError, EXIT_USAGE),
-    (ConfigError, EXIT_USAGE),
-    (KeyProblem, EXIT_USAGE),
-    (InvalidRequestError, EXIT_USAGE),
-    (ApiError, EXIT_REFUSED),
-    (TransportError, EXIT_TRANSPORT),
-    (ProtocolError, EXIT_TRANSPORT),
-    (GatewayError, EXIT_FAILED),
-)
+
+def _exit_codes() -> tuple[tuple[type[Exception], int], ...]:
+    """Error class -> exit status, first match wins (imported when an error comes, not at start-up)."""
+    from toolkit.config import ConfigError
+    from toolkit.errors import ApiError, GatewayError, InvalidRequestError, ProtocolError, TransportError
+    from toolkit.keys import KeyProblem
+
+    return (
+        (UsageError, EXIT_USAGE),
+        (ConfigError, EXIT_USAGE),
+        (KeyProblem, EXIT_USAGE),
+        (InvalidRequestError, EXIT_USAGE),
+        (ApiError, EXIT_REFUSED),
+        (TransportError, EXIT_TRANSPORT),
+        (ProtocolError, EXIT_TRANSPORT),
+        (GatewayError, EXIT_FAILED),
+    )
+
+
+def mask_text(text: str) -> str:
+    """``toolkit.masking.mask_text``, imported when there is something to mask."""
+    from toolkit.masking import mask_text as mask
+
+    return mask(text)
 
 
 class MaskingParser(argparse.ArgumentParser):
@@ -61,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def exit_code(error: Exception) -> int | None:
     """The exit status an error stands for; None for an error that is a bug (it propagates)."""
-    return next((code for cls, code in _EXIT_CODES if isinstance(error, cls)), None)
+    return next((code for cls, code in _exit_codes() if isinstance(error, cls)), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -33,19 +33,10 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from toolkit import demo
+from toolkit.envnames import ENV_VARS as ENV_VARS  # re-exported: the names live where --help can read them cheaply
 from toolkit.keys import load_private_key
 from toolkit.masking import Secret
 
-ENV_VARS = {
-    "base_url": "GATEWAY_BASE_URL",
-    "endpoint_id": "GATEWAY_ENDPOINT_ID",
-    "endpoint_group_id": "GATEWAY_ENDPOINT_GROUP_ID",
-    "login": "GATEWAY_LOGIN",
-    "control_key": "GATEWAY_CONTROL_KEY",
-    "private_key_file": "GATEWAY_PRIVATE_KEY_FILE",
-    "private_key_passphrase": "GATEWAY_PRIVATE_KEY_PASSPHRASE",
-    "callback_url": "GATEWAY_CALLBACK_URL",
-}
 SECRET_SETTINGS = ("control_key", "private_key_passphrase")
 
 

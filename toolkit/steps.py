@@ -47,6 +47,11 @@ def library_of(modules: list[ModuleType], name: str) -> ModuleType:
     return library
 
 
+def is_xdist_controller(config: pytest.Config) -> bool:
+    """This process runs no test: pytest-xdist's controller (``-n N``), which sends them to its workers."""
+    return config.pluginmanager.has_plugin("dsession")
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """After every pytest_configure (pytest-bdd's included), before collection.
 
@@ -60,6 +65,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError(str(error)) from None
     for tag in sorted(feature_tags(get_features([str(suite.features_dir())]))):  # --strict-markers accepts them
         session.config.addinivalue_line("markers", f"{tag}: gatekit scenario tag")
+    if is_xdist_controller(session.config):  # it hands tests to the workers and runs none: they import the steps
+        return
     shared, *flows = step_modules()
     for library in (library_of([shared], "gatekit-shared-steps"), library_of(flows, "gatekit-flow-steps")):
         session.config.pluginmanager.register(library, library.__name__)

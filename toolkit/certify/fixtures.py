@@ -22,25 +22,29 @@ the reason, like ``@simulator`` scenarios.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
-from toolkit.callbacks import CallbackReceiver
-from toolkit.certify import reporting
 from toolkit.certify.plugin import profile_option
-from toolkit.certify.target import GatewayTarget, start_target
-from toolkit.client import GatewayClient
-from toolkit.config import GatewayConfig
-from toolkit.exchange import Exchange
-from toolkit.flows import Merchant
-from toolkit.payer import Payer
-from toolkit.payer_browser import BrowserPayer
-from toolkit.simcontrol import SimulatorControl
-from toolkit.simulator.server import SimulatorServer
+
+if TYPE_CHECKING:  # imported by the fixtures when they run: the xdist controller, which runs none, never loads them
+    from toolkit.callbacks import CallbackReceiver
+    from toolkit.certify.target import GatewayTarget
+    from toolkit.client import GatewayClient
+    from toolkit.config import GatewayConfig
+    from toolkit.exchange import Exchange
+    from toolkit.flows import Merchant
+    from toolkit.payer import Payer
+    from toolkit.payer_browser import BrowserPayer
+    from toolkit.simcontrol import SimulatorControl
+    from toolkit.simulator.server import SimulatorServer
 
 
 @pytest.fixture(scope="session")
 def gateway_target(request: pytest.FixtureRequest) -> Iterator[GatewayTarget]:
+    from toolkit.certify.target import start_target
+
     name, file = profile_option(request.config)
     target = start_target(name, config_file=file, lenient=request.config.getoption("--simulator-lenient"))
     try:
@@ -57,6 +61,8 @@ def gateway_config(gateway_target: GatewayTarget) -> GatewayConfig:
 @pytest.fixture
 def exchange_observer() -> Callable[[Exchange], None]:
     """Where each HTTP exchange of the fixtures' clients goes: a masked Allure step."""
+    from toolkit.certify import reporting
+
     return reporting.attach_exchange
 
 
@@ -64,6 +70,8 @@ def exchange_observer() -> Callable[[Exchange], None]:
 def gateway_client(
     gateway_target: GatewayTarget, exchange_observer: Callable[[Exchange], None]
 ) -> Iterator[GatewayClient]:
+    from toolkit.client import GatewayClient
+
     client = GatewayClient(gateway_target.config, observers=[exchange_observer])
     yield client
     client.close()
@@ -97,6 +105,9 @@ def callback_receiver(gateway_target: GatewayTarget) -> CallbackReceiver:
 @pytest.fixture
 def merchant(gateway_client: GatewayClient, gateway_target: GatewayTarget) -> Merchant:
     """Orders carry the receiver's callback URL (when the gateway can reach it); polls are Allure steps."""
+    from toolkit.certify import reporting
+    from toolkit.flows import Merchant
+
     return Merchant(
         gateway_client, gateway_target.receiver, callback_url=gateway_target.callback_url, on_poll=reporting.record_poll
     )
@@ -105,6 +116,9 @@ def merchant(gateway_client: GatewayClient, gateway_target: GatewayTarget) -> Me
 @pytest.fixture
 def payer() -> Iterator[Payer]:
     """Every request of the payer's browser goes to Allure as a masked step."""
+    from toolkit.certify import reporting
+    from toolkit.payer import Payer
+
     browser = Payer(observers=[reporting.attach_page_visit])
     yield browser
     browser.session.close()
@@ -120,5 +134,8 @@ def browser_payer() -> Iterator[BrowserPayer]:
         import selenium  # noqa: F401
     except ImportError:
         pytest.fail("browser_payer needs Selenium: pip install 'gatekit[browser]'", pytrace=False)
+    from toolkit.certify import reporting
+    from toolkit.payer_browser import BrowserPayer
+
     with BrowserPayer(observers=[reporting.attach_screenshot]) as browser:
         yield browser

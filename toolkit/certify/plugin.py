@@ -18,15 +18,17 @@ from __future__ import annotations
 import importlib.util
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import allure
 import pytest
 
-from toolkit.certify import naming, reporting, tidy
-from toolkit.certify.target import embeds_simulator, no_callbacks_reason
-from toolkit.config import ConfigError, GatewayConfig, load_config
+from toolkit.certify import naming, tidy
 from toolkit.operations import OPERATIONS
+
+if TYPE_CHECKING:  # the client, the simulator and the reporting are imported where a hook needs them:
+    # the xdist controller, which runs no test, then starts without them (and a worker loads them once)
+    from toolkit.config import GatewayConfig
 
 pytest_plugins = ["toolkit.certify.fixtures"]
 
@@ -66,6 +68,8 @@ def profile_option(config: pytest.Config) -> tuple[str | None, Path | None]:
 
 def load_profile(config: pytest.Config) -> GatewayConfig:
     """The chosen profile; a profile that cannot be used stops the run with one line, not a traceback."""
+    from toolkit.config import ConfigError, load_config
+
     name, file = profile_option(config)
     try:
         return load_config(name, file=file)
@@ -119,6 +123,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(pytest.mark.skip(reason=reason))
     if not any(item.get_closest_marker("simulator") or item.get_closest_marker("callbacks") for item in items):
         return
+    from toolkit.certify.target import embeds_simulator, no_callbacks_reason
+
     base = load_profile(config)
     no_callbacks = no_callbacks_reason(base)
     for item in items:
@@ -132,6 +138,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_sessionstart(session: pytest.Session) -> None:
     results = getattr(session.config.option, "allure_report_dir", None)
     if results:
+        from toolkit.certify import reporting
+        from toolkit.certify.target import embeds_simulator
+
         config = load_profile(session.config)
         reporting.write_environment(Path(results), {
             "profile": config.profile,
@@ -152,10 +161,14 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
 
 
 def pytest_bdd_before_scenario(request: pytest.FixtureRequest, feature: Any, scenario: Any) -> None:
+    from toolkit.certify import reporting
+
     reporting.begin_scenario()
 
 
 def pytest_bdd_after_scenario(request: pytest.FixtureRequest, feature: Any, scenario: Any) -> None:
+    from toolkit.certify import reporting
+
     reporting.end_scenario()
 
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolkit import demo
-from toolkit.callbacks import CallbackReceiver, forwarded_callback_url
-from toolkit.config import GatewayConfig, load_config
-from toolkit.simcontrol import SimulatorControl
-from toolkit.simulator.server import SimulatorServer
-from toolkit.simulator.settings import default_settings
+
+if TYPE_CHECKING:  # the simulator (FastAPI) and the receiver are imported when a target starts, not with the plugin
+    from toolkit.callbacks import CallbackReceiver
+    from toolkit.config import GatewayConfig
+    from toolkit.simcontrol import SimulatorControl
+    from toolkit.simulator.server import SimulatorServer
 
 
 def embeds_simulator(config: GatewayConfig) -> bool:
@@ -60,6 +62,8 @@ class GatewayTarget:
     @property
     def callback_url(self) -> str | None:
         """Where the gateway can call the receiver back, or None when it cannot reach this machine."""
+        from toolkit.callbacks import forwarded_callback_url
+
         if self.is_simulator:
             return self.receiver.callback_url
         return forwarded_callback_url(self.config.callback_url)
@@ -77,6 +81,11 @@ def start_target(profile: str | None, *, config_file: Path | None = None, lenien
 
     ``lenient``: the embedded simulator forgives what the production gateway refuses.
     """
+    from toolkit.callbacks import CallbackReceiver
+    from toolkit.config import load_config
+    from toolkit.simulator.server import SimulatorServer
+    from toolkit.simulator.settings import default_settings
+
     base = load_config(profile, file=config_file)
     server = None
     if embeds_simulator(base):

@@ -24,16 +24,23 @@ import allure_commons
 import pytest
 from allure_commons.model2 import Parameter
 
-from toolkit.callbacks.inbox import CallbackTimeout
 from toolkit.certify.naming import EXAMPLE_PARAM
-from toolkit.errors import GatewayError, TransportError
-from toolkit.flows import FlowError
-from toolkit.payer import PayerError
 
-# Errors that say the gateway answered otherwise than the scenario expects: a failure, like an assertion.
-GATEWAY_FAILURES: tuple[type[BaseException], ...] = (GatewayError, FlowError, PayerError, CallbackTimeout)
-NOT_FAILURES: tuple[type[BaseException], ...] = (TransportError,)  # no answer: the run is broken, not failed
 _KEPT_STATUSES = ("failed", "broken")
+
+
+def failure_classes() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """The errors that say the gateway answered otherwise than the scenario expects (a failure, like an
+    assertion), and those among them that are not failures (no answer: the run is broken, not failed).
+
+    Imported when a result is tidied, not when the plugin loads (the xdist controller never needs them).
+    """
+    from toolkit.callbacks.inbox import CallbackTimeout
+    from toolkit.errors import GatewayError, TransportError
+    from toolkit.flows import FlowError
+    from toolkit.payer import PayerError
+
+    return (GatewayError, FlowError, PayerError, CallbackTimeout), (TransportError,)
 
 
 def exception_class(message: str | None) -> type[BaseException] | None:
@@ -46,7 +53,10 @@ def exception_class(message: str | None) -> type[BaseException] | None:
 
 def is_gateway_failure(message: str | None) -> bool:
     cls = exception_class(message)
-    return cls is not None and issubclass(cls, GATEWAY_FAILURES) and not issubclass(cls, NOT_FAILURES)
+    if cls is None:
+        return False
+    failures, not_failures = failure_classes()
+    return issubclass(cls, failures) and not issubclass(cls, not_failures)
 
 
 def _fix_status(item: Any) -> None:

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from toolkit import demo
-from toolkit.client import GatewayClient
 from toolkit.commands.common import (
     Subparsers,
     add_gateway_options,
@@ -23,8 +22,10 @@ from toolkit.commands.common import (
     parse_fields,
     print_json,
 )
-from toolkit.config import GatewayConfig
-from toolkit.errors import ApiError, TransportError
+
+if TYPE_CHECKING:  # the client (and requests) are imported when the command runs, not when the CLI starts
+    from toolkit.config import GatewayConfig
+    from toolkit.errors import TransportError
 
 
 def register(subparsers: Subparsers) -> None:
@@ -39,6 +40,9 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from toolkit.client import GatewayClient
+    from toolkit.errors import ApiError, TransportError
+
     operation = find_operation(args.operation)
     fields = parse_fields(args.fields)
     config = load_profile(args)
@@ -77,6 +81,8 @@ def refused(error: TransportError) -> bool:
 
 
 def hint(config: GatewayConfig) -> str:
+    from toolkit import demo
+
     if config.base_url == demo.BASE_URL:
         return "start the simulator first (gatekit simulate, in another terminal), or give --base-url"
     return f"check the base_url of profile {config.profile} (--base-url, GATEWAY_BASE_URL or gatekit.toml)"

@@ -14,11 +14,13 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any, TextIO, TypeAlias
+from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
 
-from toolkit.config import ENV_VARS, GatewayConfig, load_config
-from toolkit.masking import mask_fields, mask_text
-from toolkit.operations import Operation, get_operation
+from toolkit.envnames import ENV_VARS
+
+if TYPE_CHECKING:  # the catalogue, the profiles and masking are imported when a command runs
+    from toolkit.config import GatewayConfig
+    from toolkit.operations import Operation
 
 # The type of ``add_subparsers()``: argparse names it privately.
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -63,11 +65,15 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_profile(args: argparse.Namespace) -> GatewayConfig:
     """The configuration the gateway options select."""
+    from toolkit.config import load_config
+
     overrides = {setting: getattr(args, setting) for setting in GATEWAY_FLAGS.values()}
     return load_config(args.profile, **overrides)
 
 
 def find_operation(name: str) -> Operation:
+    from toolkit.operations import get_operation
+
     try:
         return get_operation(name)
     except KeyError as exc:
@@ -89,6 +95,8 @@ def parse_fields(items: Iterable[str]) -> dict[str, str]:
 
 def masked(mapping: Mapping[str, str]) -> dict[str, str]:
     """Card fields masked by name, card numbers and CVVs masked in every other value."""
+    from toolkit.masking import mask_fields, mask_text
+
     return {name: mask_text(value) for name, value in mask_fields(mapping).items()}
 
 

@@ -15,11 +15,13 @@ import json
 import os
 import sys
 import threading
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from toolkit.callbacks import CallbackReceiver, Received
 from toolkit.commands.common import Subparsers, stop_on_signals
-from toolkit.config import ENV_VARS
+from toolkit.envnames import ENV_VARS
+
+if TYPE_CHECKING:  # the receiver is imported when the command runs, not when the CLI starts
+    from toolkit.callbacks import CallbackReceiver, Received
 
 NAME = "listen"
 
@@ -45,6 +47,8 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Listen until Ctrl-C or SIGTERM; 0 after a clean stop, 2 when the address cannot be bound."""
+    from toolkit.callbacks import CallbackReceiver
+
     control_key = args.control_key or os.environ.get(ENV_VARS["control_key"]) or None
     receiver = CallbackReceiver(control_key, host=args.host, port=args.port)
     stop = threading.Event()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolkit.commands.common import Subparsers, print_json
-from toolkit.operations import Operation, iter_operations
+
+if TYPE_CHECKING:  # the catalogue is imported when the command runs, not when the CLI starts
+    from toolkit.operations import Operation
 
 
 def register(subparsers: Subparsers) -> None:
@@ -20,6 +22,8 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from toolkit.operations import iter_operations
+
     if args.json:
         print_json([describe(op) for op in iter_operations()])
     else:

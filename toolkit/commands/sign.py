@@ -15,10 +15,8 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolkit.auth import SignatureTrace
-from toolkit.client import GatewayClient, PreparedCall
 from toolkit.commands.common import (
     Subparsers,
     UsageError,
@@ -30,12 +28,12 @@ from toolkit.commands.common import (
     parse_fields,
     print_json,
 )
-from toolkit.config import GatewayConfig
-from toolkit.errors import InvalidRequestError
-from toolkit.keys import fingerprint
-from toolkit.operations import AuthScheme
-from toolkit.signing import new_nonce, parse_authorization_header
-from toolkit.wire import decode_request_body
+
+if TYPE_CHECKING:  # the client, signing and the keys are imported when the command runs
+    from toolkit.auth import SignatureTrace
+    from toolkit.client import PreparedCall
+    from toolkit.config import GatewayConfig
+    from toolkit.operations import AuthScheme
 
 KEY_PLACEHOLDER = "<merchant_control_key>"
 # The text output: the report's keys in this order; labels differ from keys only here.
@@ -81,6 +79,10 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from toolkit.client import GatewayClient
+    from toolkit.errors import InvalidRequestError
+    from toolkit.signing import new_nonce
+
     operation = find_operation(args.operation)
     config = load_profile(args)
     clock: Callable[[], float] = time.time if args.timestamp is None else lambda: float(args.timestamp)
@@ -104,6 +106,9 @@ def describe(call: PreparedCall, config: GatewayConfig, *, show_card_data: bool 
 
     ``masked`` names the fields shown masked (the signature is over their real values).
     """
+    from toolkit.operations import AuthScheme
+    from toolkit.wire import decode_request_body
+
     op, sent = call.operation, dict(decode_request_body(call.request.body))
     body = sent if show_card_data else masked(sent)
     trace = call.trace if show_card_data or call.trace is None else call.trace.masked()
@@ -131,6 +136,8 @@ def _control_report(trace: SignatureTrace) -> dict[str, Any]:
 
 
 def _oauth_report(trace: SignatureTrace, scheme: AuthScheme, config: GatewayConfig) -> dict[str, Any]:
+    from toolkit.signing import parse_authorization_header
+
     header = parse_authorization_header(trace.header)
     return {
         "key": _signing_key(scheme, config),
@@ -142,6 +149,9 @@ def _oauth_report(trace: SignatureTrace, scheme: AuthScheme, config: GatewayConf
 
 
 def _signing_key(scheme: AuthScheme, config: GatewayConfig) -> str:
+    from toolkit.keys import fingerprint
+    from toolkit.operations import AuthScheme
+
     if scheme is AuthScheme.OAUTH_HMAC_SHA1:
         return f"{KEY_PLACEHOLDER}& (HMAC-SHA1 key: control key, '&', empty token secret)"
     key = config.private_key

@@ -22,19 +22,17 @@ import contextlib
 import dataclasses
 import logging
 import os
-import sqlite3
 import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from toolkit import demo
 from toolkit.commands.common import Subparsers, stop_on_signals
-from toolkit.commands.request_log import RequestLog
-from toolkit.masking import Secret
-from toolkit.simulator.server import SimulatorServer
-from toolkit.simulator.settings import Merchant, SettingsError, SimulatorSettings, load_settings, public_url_problem
+
+if TYPE_CHECKING:  # the simulator (FastAPI, uvicorn) is imported when the command runs, not when the CLI starts
+    from toolkit.simulator.server import SimulatorServer
+    from toolkit.simulator.settings import Merchant, SimulatorSettings
 
 NAME = "simulate"
 DESCRIPTION = (
@@ -110,6 +108,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import sqlite3
+
+    from toolkit.commands.request_log import RequestLog
+    from toolkit.simulator.server import SimulatorServer
+    from toolkit.simulator.settings import SettingsError
+
     try:
         settings = _settings(args)
         server = SimulatorServer(settings, db=args.db, host=args.host, port=args.port, log_level=args.log_level)
@@ -148,6 +152,9 @@ def _simulator_log_on_stderr() -> Iterator[None]:
 
 def _settings(args: argparse.Namespace) -> SimulatorSettings:
     """The file's settings, then the flags over them."""
+    from toolkit.masking import Secret
+    from toolkit.simulator.settings import SettingsError, load_settings, public_url_problem
+
     settings = load_settings(args.config)
     changes: dict[str, object] = {}
     if args.lenient:
@@ -203,6 +210,8 @@ def describe(server: SimulatorServer, out: TextIO) -> None:
 
 
 def _merchant_lines(merchant: Merchant) -> list[str]:
+    from toolkit import demo
+
     is_demo = merchant.login == demo.LOGIN and merchant.control_key.reveal() == demo.CONTROL_KEY
     lines = [
         f"merchant: {merchant.login}" + (" (the documented demo merchant; never for production)" if is_demo else ""),
