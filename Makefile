@@ -7,6 +7,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PIP_FLAGS := --disable-pip-version-check --no-input -q
+# Python keeps compiled modules (__pycache__/, ignored by git) for every command make runs: a machine that sets
+# PYTHONDONTWRITEBYTECODE (some CI images and sandboxes do) would otherwise recompile gatekit and pytest's
+# rewritten test modules in every process that the tests start (seconds each, minutes over `make test`).
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: install test lint typecheck unit certify bench fuzz clean lab screenshots report-screenshots notebook-screenshots
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.once_per_run import once_per_run
 from toolkit import demo
 from toolkit.fields import luhn_ok
 
@@ -47,12 +48,17 @@ def test_leak_scanner_finds_what_it_looks_for():
 
 @pytest.fixture(scope="module")
 def allure_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    results = tmp_path_factory.mktemp("allure-results")
-    command = [sys.executable, "-m", "pytest", "steps", "-q", "-p", "no:cacheprovider", f"--alluredir={results}",
-               "-m", "threeds or hosted_forms or payouts or signing or tokenization"]  # fmt: skip
-    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    return results
+    """One suite run's Allure results, shared by the xdist workers (the run takes 20 s or more)."""
+
+    def run_suite(work: Path) -> dict[str, str]:
+        results = work / "allure-results"
+        command = [sys.executable, "-m", "pytest", "steps", "-q", "-p", "no:cacheprovider", f"--alluredir={results}",
+                   "-m", "threeds or hosted_forms or payouts or signing or tokenization"]  # fmt: skip
+        run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        return {"results": str(results)}
+
+    return Path(once_per_run(tmp_path_factory, "allure-results", run_suite)["results"])
 
 
 def test_reports_carry_no_card_data_or_secrets(allure_results: Path):

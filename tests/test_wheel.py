@@ -9,8 +9,6 @@ run (``installed``), shared by the xdist workers.
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
 import select
 import shutil
@@ -25,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.once_per_run import once_per_run
 from tests.sample_requests import PAN, SALE
 from toolkit.certify import catalog
 from toolkit.cli import COMMANDS
@@ -57,20 +56,13 @@ def _checked(command: list[str]) -> None:
 
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
-    """Built once per run.  Under xdist the workers share it through a lock file in the run's base
-    directory: with pytest 9.2, ``--dist loadgroup`` no longer keeps the ``wheel`` group on one worker
-    (pytest-xdist#1386), and each worker would otherwise build its own (a minute or more each)."""
-    if os.environ.get("PYTEST_XDIST_WORKER") is None:
-        return _build(tmp_path_factory.mktemp("wheel"))
-    shared = tmp_path_factory.getbasetemp().parent / "shared-wheel"  # the run's directory, common to its workers
-    shared.mkdir(exist_ok=True)
-    with open(shared / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker waits here while the first one builds
-        record = shared / "installed.json"
-        if not record.exists():
-            built = _build(shared)
-            record.write_text(json.dumps({"wheel": str(built.wheel), "bin": str(built.bin)}))
-        paths = json.loads(record.read_text())
+    """Built once per run and shared by the xdist workers (a minute or more each otherwise)."""
+
+    def build(work: Path) -> dict[str, str]:
+        built = _build(work)
+        return {"wheel": str(built.wheel), "bin": str(built.bin)}
+
+    paths = once_per_run(tmp_path_factory, "wheel", build)
     return Installed(Path(paths["wheel"]), Path(paths["bin"]))
 
 

@@ -1,0 +1,35 @@
+"""Expensive test data built once per pytest run, shared by the xdist workers.
+
+With pytest 9.2, ``--dist loadgroup`` no longer keeps an ``xdist_group`` on one worker
+(pytest-xdist#1386), so a module- or session-scoped fixture runs once on each worker.  A fixture
+that builds something slow (a wheel and its venv, a suite run's Allure results) calls
+``once_per_run``: the first worker builds under a lock file in the run's base directory (common to
+its workers), the others wait on that lock and read what it recorded.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def once_per_run(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], dict[str, Any]]
+) -> dict[str, Any]:
+    """``build(directory)`` run once per run; its JSON-able record returned to every worker."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return build(tmp_path_factory.mktemp(name))
+    shared = tmp_path_factory.getbasetemp().parent / f"shared-{name}"  # the run's directory, common to its workers
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other workers wait here while the first one builds
+        record = shared / "record.json"
+        if not record.exists():
+            record.write_text(json.dumps(build(shared)))
+        return dict(json.loads(record.read_text()))
