@@ -6,7 +6,8 @@ Each run starts ``gatekit simulate --port P --quiet`` on a free port and polls
 ``GET /_sim/health`` every 5 ms until the first 200; the figure is the wall time from starting the
 process to that answer, and the CPU the process had used by then (utime + stime from ``/proc``:
 what a busy machine moves less), after one unmeasured run that writes the compiled modules.  The
-median of the runs is compared with the goal.
+median of the runs is compared with the goal.  For information, each run also says when the whole app
+(pages, control API: built in a thread after the gateway API answers) answered ``GET /paynet/openapi.json``.
 """
 
 from __future__ import annotations
@@ -39,8 +40,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def first_answer() -> tuple[float, float]:
-    """(seconds from start to the first 200, CPU seconds of the process by then)."""
+def _ok(port: int, path: str) -> bool:
+    try:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        connection.request("GET", path)
+        return connection.getresponse().status == 200
+    except OSError:
+        return False
+
+
+def first_answer() -> tuple[float, float, float]:
+    """(seconds from start to the first 200, CPU seconds of the process by then, seconds to the whole app)."""
     port = free_port()
     gatekit = Path(sys.executable).parent / "gatekit"
     started = time.perf_counter()
@@ -55,13 +65,10 @@ def first_answer() -> tuple[float, float]:
             if process.poll() is not None:
                 error = process.stderr.read().decode() if process.stderr else ""
                 raise SystemExit(f"gatekit simulate stopped: {error}")
-            try:
-                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                connection.request("GET", "/_sim/health")
-                if connection.getresponse().status == 200:
-                    return time.perf_counter() - started, cpu_seconds(process.pid)
-            except OSError:
-                pass
+            if _ok(port, "/_sim/health"):
+                wall, cpu = time.perf_counter() - started, cpu_seconds(process.pid)
+                _ok(port, "/paynet/openapi.json")  # waits for the app (no polling needed)
+                return wall, cpu, time.perf_counter() - started
             time.sleep(0.005)
     finally:
         process.terminate()
@@ -74,8 +81,8 @@ def main() -> None:
     args = parser.parse_args()
     first_answer()  # warm-up: compiled modules written, files in the page cache
     runs = [first_answer() for _ in range(args.repeat)]
-    for index, (wall, cpu) in enumerate(runs, 1):
-        print(f"run {index}: first 200 after {wall:.3f} s (CPU {cpu:.2f} s)")
+    for index, (wall, cpu, whole) in enumerate(runs, 1):
+        print(f"run {index}: first 200 after {wall:.3f} s (CPU {cpu:.2f} s); whole app after {whole:.3f} s")
     wall = statistics.median(run[0] for run in runs)
     cpu = statistics.median(run[1] for run in runs)
     verdict = "reached" if wall < GOAL else "NOT reached"

@@ -124,7 +124,7 @@ def _serve(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _unusable(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
     if not args.quiet:
-        server.app.add_middleware(RequestLog, write=_print_line)
+        server.add_middleware(RequestLog, write=_print_line)
     stop = threading.Event()
     with stop_on_signals(stop), server:
         describe(server, sys.stdout)

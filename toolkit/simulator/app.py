@@ -7,32 +7,25 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.telemetry import TelemetryConfig
+from starlette.datastructures import State
 from starlette.responses import JSONResponse
 
-from toolkit.simulator import cards, control, delivery, followups, pages, payments, payouts, routes, threeds
+from toolkit.simulator import control, core, pages, routes
 from toolkit.simulator.clock import SimClock
+from toolkit.simulator.core import build_engine
 from toolkit.simulator.engine import Engine
 from toolkit.simulator.guard import ControlGuard
-from toolkit.simulator.journal import open_journal
 from toolkit.simulator.limits import BodyLimit
 from toolkit.simulator.openapi import openapi_document
-from toolkit.simulator.pools import Pools
-from toolkit.simulator.scheduler import Scheduler
-from toolkit.simulator.settings import SimulatorSettings, default_settings
+from toolkit.simulator.settings import SimulatorSettings
 from toolkit.simulator.store import Store
 
-# Parts that add routes or hooks of their own: hosted and 3-D Secure pages, callbacks, control API.
-EXTENSIONS: tuple[Callable[[FastAPI, Engine], None], ...] = (pages.install, delivery.install, control.install)
+__all__ = ["EXTENSIONS", "NO_TELEMETRY", "build_engine", "create_app"]
+
+# Parts that add routes or hooks of their own: hosted and 3-D Secure pages, control API (callbacks: ``core``).
+EXTENSIONS: tuple[Callable[[FastAPI, Engine], None], ...] = (pages.install, control.install)
 
 NO_TELEMETRY: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
-
-
-def build_engine(settings: SimulatorSettings, store: Store, clock: SimClock, scheduler: Scheduler) -> Engine:
-    engine = Engine(settings, store, clock, wake=scheduler.wake)
-    for module in (payments, followups, cards, payouts, threeds):
-        module.install(engine)
-    clock.on_change(scheduler.wake)
-    return engine
 
 
 def create_app(
@@ -40,24 +33,23 @@ def create_app(
     store: Store | None = None,
     *,
     clock: SimClock | None = None,
+    state: State | None = None,
 ) -> FastAPI:
     """A simulator app; state lives on ``app.state`` (engine, store, settings, clock, scheduler, journal,
-    thread pools, and the delivery, destinations, fault hook and transport finder that the extensions add)."""
-    settings = settings or default_settings()
-    store = store or Store()
-    clock = clock or SimClock()
-    scheduler = Scheduler()
-    engine = build_engine(settings, store, clock, scheduler)
+    thread pools, delivery, destinations, fault hook and transport finder: ``core.build_state``).
+
+    ``state``: one already built (``SimulatorServer`` answers the gateway with it before this app is
+    ready); then ``settings``, ``store`` and ``clock`` are not used.
+    """
+    state = state if state is not None else core.build_state(settings, store, clock=clock)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        delivery.worker(app).start()
-        scheduler.start(engine)
+        core.start(state)
         try:
             yield
         finally:
-            scheduler.stop()
-            delivery.worker(app).stop()
+            core.stop(state)
 
     app = FastAPI(
         title="gatekit simulator",
@@ -67,14 +59,7 @@ def create_app(
         openapi_url=None,
         telemetry=NO_TELEMETRY,  # a test double: no OpenTelemetry look-ups on every request
     )
-    app.state.engine = engine
-    app.state.store = store
-    app.state.settings = settings
-    app.state.clock = clock
-    app.state.scheduler = scheduler
-    app.state.fault_hook = None
-    app.state.journal = open_journal(store, settings)
-    app.state.pools = Pools()
+    app.state = state
     routes.install(app)
 
     @app.get("/paynet/openapi.json", include_in_schema=False)
@@ -82,8 +67,8 @@ def create_app(
         return JSONResponse(openapi_document(routes.public_base(request)))
 
     for extension in EXTENSIONS:
-        extension(app, engine)
+        extension(app, state.engine)
     # Outermost last: the control API's guard, then the body limit, before anything reads a request.
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
-    app.add_middleware(ControlGuard, token=settings.control_token, public_url=settings.public_url)
+    app.add_middleware(BodyLimit, limit=state.settings.max_body_bytes)
+    app.add_middleware(ControlGuard, token=state.settings.control_token, public_url=state.settings.public_url)
     return app

@@ -102,10 +102,11 @@ def protocol_class(request_timeout: float) -> type[GuardedH11Protocol]:
 
 
 def uvicorn_config(app: Any, settings: SimulatorSettings, *, log_level: str = "warning") -> uvicorn.Config:
-    """The server settings of a simulator: guarded connections, a connection limit, no access log."""
+    """The server settings of a simulator: guarded connections, a connection limit, no access log, no WebSockets."""
     return uvicorn.Config(
         app,
         http=protocol_class(settings.request_timeout),
+        ws="none",  # no WebSocket routes: an upgrade is plain HTTP (and no wsproto/websockets import at start)
         log_level=log_level,
         lifespan="on",
         access_log=False,

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from fastapi import FastAPI, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from toolkit._version import __version__
@@ -42,6 +42,9 @@ from toolkit.simulator.controlargs import ControlError, integer, json_body, numb
 from toolkit.simulator.engine import Engine
 from toolkit.simulator.errors import SimError
 from toolkit.simulator.store import Row, loads
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 T = TypeVar("T")
 PREFIX = "/_sim"

@@ -8,7 +8,7 @@ from collections.abc import Collection, Mapping
 from decimal import Decimal
 from typing import Any
 
-from fastapi import Request
+from starlette.requests import Request
 
 from toolkit.masking import mask_text
 from toolkit.simulator.store import MAX_ROW_ID, row_id

@@ -24,10 +24,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
-
-import requests
-from fastapi import FastAPI
+from typing import TYPE_CHECKING, Any
 
 from toolkit._version import __version__
 from toolkit.masking import mask_fields, mask_text
@@ -36,6 +33,9 @@ from toolkit.simulator import faults
 from toolkit.simulator.destinations import Destinations
 from toolkit.simulator.engine import Engine
 from toolkit.simulator.store import Row, dumps, loads
+
+if TYPE_CHECKING:
+    from toolkit.simulator.core import HasState
 
 log = logging.getLogger("gatekit.simulator")
 
@@ -193,6 +193,8 @@ class Delivery:
         if problem := self.destinations.problem(job.url):
             return Attempt(at, None, f"refused: server_callback_url {problem}", 0.0, refused=True)
         timeout = self.engine.settings.callback_timeout
+        import requests  # here: the simulator starts without the HTTP client (its first callback loads it)
+
         try:
             with requests.Session() as session:
                 session.trust_env = False  # no proxy from the environment: the address called is the one checked
@@ -309,17 +311,17 @@ class Delivery:
             self._changed.notify_all()
 
 
-def worker(app: FastAPI) -> Delivery:
+def worker(app: HasState) -> Delivery:
     """The app's ``Delivery`` (``app.state.delivery``)."""
     delivery: Delivery = app.state.delivery
     return delivery
 
 
-def install(app: FastAPI, engine: Engine) -> None:
-    """Hooks into the engine; ``app.py``'s lifespan starts and stops the pool."""
-    app.state.destinations = Destinations(engine.settings)
-    delivery = Delivery(engine, app.state.destinations)
+def install(state: Any, engine: Engine) -> None:
+    """Hooks into the engine, kept on ``state`` (``app.state``); ``core.start`` and ``core.stop`` run the pool."""
+    state.destinations = Destinations(engine.settings)
+    delivery = Delivery(engine, state.destinations)
     engine.final_hooks.append(delivery.enqueue)
     engine.tick_hooks.append(delivery.dispatch_due)
     engine.due_providers.append(delivery.next_due)
-    app.state.delivery = delivery
+    state.delivery = delivery

@@ -20,13 +20,17 @@ import logging
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI, Request
+from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolkit.operations import OPERATIONS, Operation
 from toolkit.simulator.errors import server_error
 from toolkit.simulator.store import Row, Store
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 log = logging.getLogger("gatekit.simulator")
 
@@ -191,13 +195,22 @@ class DropMiddleware:
         await send({"type": "http.response.body", "body": b"injected fault: drop", "more_body": True})
 
 
-def install(app: FastAPI) -> None:
-    """The operation hook and the middleware that drops connections."""
-    app.state.fault_hook = operation_hook
-    app.state.transport_finder = None  # SimulatorServer sets one (uvicorn's connections by client address)
+def install_state(state: Any) -> None:
+    """The operation hook on ``state`` (``app.state``); ``SimulatorServer`` sets the transport finder."""
+    state.fault_hook = operation_hook
+    state.transport_finder = None  # SimulatorServer sets one (uvicorn's connections by client address)
+
+
+def drop_middleware(app: ASGIApp, state: Any) -> DropMiddleware:
+    """``DropMiddleware`` around ``app``, finding connections with ``state.transport_finder``."""
 
     def finder() -> TransportFinder | None:
-        found: TransportFinder | None = app.state.transport_finder
+        found: TransportFinder | None = state.transport_finder
         return found
 
-    app.add_middleware(DropMiddleware, finder=finder)
+    return DropMiddleware(app, finder=finder)
+
+
+def install(app: FastAPI) -> None:
+    """The middleware that drops connections (the hook itself is on ``app.state``: ``install_state``)."""
+    app.add_middleware(drop_middleware, state=app.state)

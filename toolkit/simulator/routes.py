@@ -11,9 +11,8 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
-from fastapi import FastAPI
-from fastapi.exception_handlers import http_exception_handler
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
@@ -26,10 +25,14 @@ from toolkit.simulator.errors import SimError, endpoint_error, server_error
 from toolkit.simulator.store import Store
 from toolkit.wire import FORM_TYPE, MEDIA_TYPE
 
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
 log = logging.getLogger("gatekit.simulator")
 # A fault plan hook (the control API installs one), run in a gateway thread: raises SimError or returns the
 # seconds to delay the answer (0: none); None by default.
 FaultHook = Callable[[Request, Operation], float]
+Handler = Callable[[Request], Awaitable[Response]]  # a gateway operation's endpoint
 
 
 def public_base(request: Request) -> str:
@@ -113,7 +116,7 @@ def accept(
 INLINE_BYTES = 8 * 1024
 
 
-def make_handler(op: Operation, by_group: bool) -> Callable[[Request], Awaitable[Response]]:
+def make_handler(op: Operation, by_group: bool) -> Handler:
     async def handler(request: Request) -> Response:
         raw = await limits.whole_body(request.receive)  # whole and small: limits.BodyLimit read it
         serial = str(uuid.uuid4())
@@ -192,6 +195,8 @@ async def _no_operation(request: Request, exc: Exception) -> Response:
     """A 404 or 405 under ``/paynet/api/`` in the gateway's format (spec 2.1: every response); elsewhere FastAPI's."""
     assert isinstance(exc, HTTPException)
     if exc.status_code not in (404, 405) or not request.url.path.startswith(urls.PAGE_ROOT + "/api/"):
+        from fastapi.exception_handlers import http_exception_handler  # only the full app gets here
+
         return await http_exception_handler(request, exc)
     if exc.status_code == 405:
         error = SimError(f"{request.method} {request.url.path}: gateway operations answer POST only", code="6")
@@ -212,7 +217,7 @@ class GatewayDispatch:
     The route's ``endpoint`` and ``path_params`` are set in the scope as the router sets them.
     """
 
-    def __init__(self, app: ASGIApp, table: dict[str, Callable[[Request], Awaitable[Response]]]) -> None:
+    def __init__(self, app: ASGIApp, table: dict[str, Handler]) -> None:
         self.app = app
         self.table = table
 
@@ -229,18 +234,34 @@ class GatewayDispatch:
         await self.app(scope, receive, send)
 
 
-def install(app: FastAPI) -> None:
-    """One route per operation and addressing mode (group routes answer a clear error when not allowed)."""
-    app.add_exception_handler(HTTPException, _no_operation)
-    table: dict[str, Callable[[Request], Awaitable[Response]]] = {}
+def gateway_routes() -> list[tuple[str, Handler]]:
+    """(path template, handler): one per operation and addressing mode (group routes answer a clear error
+    when not allowed), in the catalogue's order."""
+    found = []
     for op in iter_operations():
         for by_group, path in ((False, op.path), (True, op.group_path)):
             template = urls.PAGE_ROOT + path.replace("{endpointId}", "{path_id}").replace(
                 "{endpointGroupId}", "{path_id}"
             )
-            handler = make_handler(op, by_group)
-            # A plain Starlette route: the handler reads its own body, FastAPI's parameter solving is not needed
-            app.router.add_route(template, handler, methods=["POST"], include_in_schema=False)
             assert template.endswith("/{path_id}") and template.count("{") == 1, template
-            table.setdefault(template.removesuffix("/{path_id}"), handler)  # the first route wins, as in the router
-    app.add_middleware(GatewayDispatch, table=table)  # innermost: the body limit and the fault middleware run first
+            found.append((template, make_handler(op, by_group)))
+    return found
+
+
+def dispatch_table(found: list[tuple[str, Handler]]) -> dict[str, Handler]:
+    """``GatewayDispatch``'s table: the path without ``/{path_id}`` -> the handler (the first route wins,
+    as in the router)."""
+    table: dict[str, Handler] = {}
+    for template, handler in found:
+        table.setdefault(template.removesuffix("/{path_id}"), handler)
+    return table
+
+
+def install(app: FastAPI) -> None:
+    """One route per operation and addressing mode, and ``GatewayDispatch`` in front of them."""
+    app.add_exception_handler(HTTPException, _no_operation)
+    found = gateway_routes()
+    for template, handler in found:
+        # A plain Starlette route: the handler reads its own body, FastAPI's parameter solving is not needed
+        app.router.add_route(template, handler, methods=["POST"], include_in_schema=False)
+    app.add_middleware(GatewayDispatch, table=dispatch_table(found))  # innermost: the limit and faults run first

@@ -2,6 +2,10 @@
 
 with SimulatorServer() as sim:
     client = GatewayClient(sim.client_config())
+
+The server answers the gateway API and ``/_sim/health`` as soon as it listens, and builds the FastAPI
+app (pages, control API, ``openapi.json``) in a thread meanwhile (``quickstart``); ``server.app`` is
+that app (asking for it waits for it).
 """
 
 from __future__ import annotations
@@ -10,19 +14,23 @@ import asyncio
 import logging
 import socket
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
-from toolkit.simulator.app import create_app
 from toolkit.simulator.connections import uvicorn_config
+from toolkit.simulator.core import build_state
 from toolkit.simulator.destinations import is_loopback
 from toolkit.simulator.journal import Journal
+from toolkit.simulator.quickstart import QuickStart
 from toolkit.simulator.settings import SimulatorSettings, default_settings
 from toolkit.simulator.store import Store
 
-if TYPE_CHECKING:  # the client side (requests, the client's configuration) is imported when asked for
+if TYPE_CHECKING:  # the client side (requests, the client's configuration) and FastAPI: imported when asked for
+    from fastapi import FastAPI
+
     from toolkit.config import GatewayConfig
     from toolkit.simcontrol import SimulatorControl
 
@@ -73,7 +81,8 @@ class SimulatorServer:
     ) -> None:
         self.settings = settings or default_settings()
         self.store = Store(db)
-        self.app = create_app(self.settings, self.store, **app_options)
+        self.state = build_state(self.settings, self.store, **app_options)
+        self._quick = QuickStart(self.state, self._build_app)
         self.host = host
         # IPPROTO_TCP explicitly: asyncio then sets TCP_NODELAY on accepted connections (no 40 ms stalls)
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -81,17 +90,31 @@ class SimulatorServer:
         self._socket.bind((host, port))
         self.port = self._socket.getsockname()[1]
         self._ready = threading.Event()
-        self._server = _Server(uvicorn_config(self.app, self.settings, log_level=log_level), self._ready)
-        self.app.state.transport_finder = self._transport_of
-        self.app.state.destinations.own_ports.add(self.port)  # a callback to the simulator itself is refused
+        self._server = _Server(uvicorn_config(self._quick, self.settings, log_level=log_level), self._ready)
+        self.state.transport_finder = self._transport_of
+        self.state.destinations.own_ports.add(self.port)  # a callback to the simulator itself is refused
         self._thread: threading.Thread | None = None
         if not is_loopback(host):
             log.warning(exposed_warning(host, self.port, self.settings))
 
     @property
+    def app(self) -> FastAPI:
+        """The FastAPI app (``app.state``: engine, store, clock...); built now if the server has not started."""
+        return self._quick.full_app()
+
+    def add_middleware(self, factory: Callable[..., Any], **options: Any) -> None:
+        """ASGI middleware around everything the server answers (before ``start``; outermost last)."""
+        self._quick.add_middleware(factory, **options)
+
+    def _build_app(self) -> FastAPI:
+        from toolkit.simulator.app import create_app  # FastAPI and the pages: after the server listens
+
+        return create_app(state=self.state)
+
+    @property
     def journal(self) -> Journal:
         """The request journal (``entries(login=..., limit=...)``)."""
-        journal: Journal = self.app.state.journal
+        journal: Journal = self.state.journal
         return journal
 
     @property
@@ -132,12 +155,14 @@ class SimulatorServer:
         self._thread.start()
         if not self._ready.wait(timeout):
             raise RuntimeError(f"the simulator did not start within {timeout} s on {self.root_url}")
+        self._quick.build_in_background()
         return self
 
     def stop(self) -> None:
         self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout=10)
+        self._quick.join(timeout=10)
         self._socket.close()
         self.store.close()
 

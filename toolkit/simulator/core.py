@@ -1,0 +1,67 @@
+"""What a simulator is without its web app: the engine, the store, the scheduler and the parts around them.
+
+``build_state`` puts them on one ``State`` (what ``app.state`` holds: engine, store, settings, clock,
+scheduler, journal, thread pools, fault hook, transport finder, delivery and destinations), shared by the
+FastAPI app (``create_app``) and the quick start of ``SimulatorServer`` (``quickstart``).  ``start`` and
+``stop`` run the background work (the scheduler, the callback pool): an app's lifespan calls them.
+
+Nothing here imports FastAPI or pydantic (``tests/simulator/test_quickstart.py`` checks it).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from starlette.datastructures import State
+
+from toolkit.simulator import cards, delivery, faults, followups, payments, payouts, threeds
+from toolkit.simulator.clock import SimClock
+from toolkit.simulator.engine import Engine
+from toolkit.simulator.journal import open_journal
+from toolkit.simulator.pools import Pools
+from toolkit.simulator.scheduler import Scheduler
+from toolkit.simulator.settings import SimulatorSettings, default_settings
+from toolkit.simulator.store import Store
+
+
+class HasState(Protocol):
+    """An app with the simulator's ``state`` (the FastAPI app, or the quick start's)."""
+
+    @property
+    def state(self) -> State: ...
+
+
+def build_engine(settings: SimulatorSettings, store: Store, clock: SimClock, scheduler: Scheduler) -> Engine:
+    engine = Engine(settings, store, clock, wake=scheduler.wake)
+    for module in (payments, followups, cards, payouts, threeds):
+        module.install(engine)
+    clock.on_change(scheduler.wake)
+    return engine
+
+
+def build_state(
+    settings: SimulatorSettings | None = None, store: Store | None = None, *, clock: SimClock | None = None
+) -> State:
+    """A simulator's state, ready for ``start``."""
+    state = State()
+    state.settings = settings = settings or default_settings()
+    state.store = store = store or Store()
+    state.clock = clock = clock or SimClock()
+    state.scheduler = scheduler = Scheduler()
+    state.engine = engine = build_engine(settings, store, clock, scheduler)
+    state.journal = open_journal(store, settings)
+    state.pools = Pools()
+    faults.install_state(state)
+    delivery.install(state, engine)
+    return state
+
+
+def start(state: State) -> None:
+    """The callback pool, then the scheduler (what falls due is done, callbacks go out)."""
+    state.delivery.start()
+    state.scheduler.start(state.engine)
+
+
+def stop(state: State) -> None:
+    state.scheduler.stop()
+    state.delivery.stop()

@@ -1,0 +1,180 @@
+"""The simulator's first moments: the gateway API and ``GET /_sim/health`` answer while the FastAPI app is built.
+
+``QuickStart`` is the ASGI app that ``SimulatorServer`` gives uvicorn.  Importing FastAPI and pydantic
+and building the app take most of a start; the gateway's operations do not need them (they go through
+``routes.GatewayDispatch``, plain ASGI), so until the app is ready:
+
+- a gateway operation (``POST /paynet/api/.../<id>`` of the catalogue) and ``GET /_sim/health`` are
+  answered at once, through the same middleware as in the app, in the same order (the request log if
+  ``add_middleware`` added one, ``ControlGuard``, ``BodyLimit``, the ``drop`` fault, then the dispatch);
+- anything else (pages, the rest of the control API, ``openapi.json``, a 404 or 405) waits for the app
+  (an asyncio future on the builder's result: no polling), then the app answers it as always.
+
+Once the app is ready every request goes to it.  Both share one ``State`` (``core.build_state``); the
+lifespan (scheduler, callback pool) is run here, once.  Nothing this module imports loads FastAPI or
+pydantic (``tests/simulator/test_quickstart.py`` checks it in a fresh interpreter).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from starlette.datastructures import State
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from toolkit.simulator import control, core, faults, pools, routes
+from toolkit.simulator.guard import ControlGuard
+from toolkit.simulator.limits import BodyLimit
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+log = logging.getLogger("gatekit.simulator")
+
+HEALTH = control.PREFIX + "/health"
+Middleware = tuple[Callable[..., Any], dict[str, Any]]  # an ASGI middleware class (or factory) and its options
+
+
+async def get_health(request: Request) -> JSONResponse:
+    """``GET /_sim/health`` as the control API answers it (its name is the route's, for the request log)."""
+    engine = request.app.state.engine
+    return JSONResponse(await pools.run(pools.of(request).control, control.health, engine))
+
+
+async def _health(scope: Scope, receive: Receive, send: Send) -> None:
+    scope["endpoint"] = get_health
+    response = await get_health(Request(scope, receive))
+    await response(scope, receive, send)
+
+
+class QuickStart:
+    """ASGI app: answers what it can before ``build()`` (the FastAPI app) is done, then hands everything to it."""
+
+    def __init__(self, state: State, build: Callable[[], FastAPI]) -> None:
+        self.state = state
+        self._build = build
+        self._middleware: list[Middleware] = []
+        self._table = routes.dispatch_table(routes.gateway_routes())
+        self._quick: ASGIApp | None = None
+        self._full: FastAPI | None = None
+        self._future: Future[FastAPI] | None = None
+        self._builder: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    # --- the full app ------------------------------------------------------------------------------
+
+    def add_middleware(self, factory: Callable[..., Any], **options: Any) -> None:
+        """Middleware around both the quick answers and the app (outermost last, as ``app.add_middleware``).
+
+        Call it before the server starts."""
+        with self._lock:
+            if self._quick is not None:
+                raise RuntimeError("add middleware before the simulator starts")
+            self._middleware.append((factory, options))
+            built = self._full
+        if built is not None:
+            built.add_middleware(factory, **options)
+
+    def build_in_background(self) -> None:
+        """Start building the app in a thread (once); requests that need it wait for it."""
+        future, mine = self._claim()
+        if mine:
+            self._builder = threading.Thread(
+                target=self._run_build, args=(future,), name="gatekit-simulator-app", daemon=True
+            )
+            self._builder.start()
+
+    def full_app(self, timeout: float | None = None) -> FastAPI:
+        """The app: built here and now if nobody started it, else when its builder is done."""
+        future, mine = self._claim()
+        if mine:
+            self._run_build(future)
+        return future.result(timeout)
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for a background build (a stopping server leaves no thread behind)."""
+        if self._builder is not None:
+            self._builder.join(timeout)
+
+    def _claim(self) -> tuple[Future[FastAPI], bool]:
+        with self._lock:
+            if self._future is not None:
+                return self._future, False
+            self._future = Future()
+            return self._future, True
+
+    def _run_build(self, future: Future[FastAPI]) -> None:
+        try:
+            app = self._build()
+            with self._lock:
+                for factory, options in self._middleware:
+                    app.add_middleware(factory, **options)
+                self._full = app
+        except BaseException as exc:
+            log.exception("the simulator's app could not be built")
+            future.set_exception(exc)
+            return
+        future.set_result(app)
+
+    # --- ASGI --------------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        full = self._full
+        if full is None and scope["type"] == "http" and self._answers_now(scope):
+            scope["app"] = self  # what ``request.app`` is for the handlers: the shared ``state``
+            await self._quick_app()(scope, receive, send)
+            return
+        if full is None:
+            self.build_in_background()
+            assert self._future is not None
+            full = await asyncio.wrap_future(self._future)
+        await full(scope, receive, send)
+
+    def _answers_now(self, scope: Scope) -> bool:
+        """A gateway operation (what ``GatewayDispatch`` takes) or the health check."""
+        if scope.get("root_path"):
+            return False
+        path: str = scope["path"]
+        if scope["method"] == "POST":
+            prefix, _, path_id = path.rpartition("/")
+            return bool(path_id) and prefix in self._table
+        return scope["method"] == "GET" and path == HEALTH
+
+    def _quick_app(self) -> ASGIApp:
+        if self._quick is None:
+            settings = self.state.settings
+            app: ASGIApp = routes.GatewayDispatch(_health, self._table)
+            app = faults.drop_middleware(app, self.state)
+            app = BodyLimit(app, limit=settings.max_body_bytes)
+            app = ControlGuard(app, token=settings.control_token, public_url=settings.public_url)
+            with self._lock:
+                for factory, options in self._middleware:
+                    app = factory(app, **options)
+                self._quick = app
+        return self._quick
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        """The scheduler and the callback pool run from start-up to shut-down (the app's own lifespan)."""
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    core.start(self.state)
+                except Exception as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                core.stop(self.state)
+                await send({"type": "lifespan.shutdown.complete"})
+                return
