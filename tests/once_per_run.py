@@ -1,7 +1,8 @@
 """Expensive test data built once per pytest run, shared by the xdist workers.
 
-With pytest 9.2, ``--dist loadgroup`` no longer keeps an ``xdist_group`` on one worker
-(pytest-xdist#1386), so a module- or session-scoped fixture runs once on each worker.  A fixture
+Under xdist a module- or session-scoped fixture runs once on each worker that runs one of its tests
+(``--dist loadgroup`` would keep an ``xdist_group`` on one worker, but with pytest 9.2.0 it no longer
+does: pytest-xdist#1386; gatekit's tag checks use 9.2's ``Expression.idents``, so no downgrade).  A fixture
 that builds something slow (a wheel and its venv, a suite run's Allure results) calls
 ``once_per_run``: the first worker builds under a lock file in the run's base directory (common to
 its workers), the others wait on that lock and read what it recorded.
