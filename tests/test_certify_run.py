@@ -157,3 +157,15 @@ def shop_verdict(order):
 
     assert run.returncode == 0, run.stdout + run.stderr
     assert "  skipped 1: the shop's own step saw order " in run.stdout
+
+
+def test_the_dev_plugins_are_blocked_for_gatekits_own_flows_but_not_beside_a_merchants(tmp_path):
+    from toolkit import suite
+    from toolkit.certify.runner import CertifyOptions, pytest_args
+
+    own = pytest_args(CertifyOptions(), [suite.features_dir()], tmp_path)
+    (tmp_path / "features").mkdir()
+    theirs = pytest_args(CertifyOptions(), [suite.features_dir(), tmp_path / "features"], tmp_path)
+    blocked = ["-p", "no:schemathesis", "-p", "no:hypothesispytest"]
+    assert " ".join(blocked) in " ".join(own)
+    assert "no:schemathesis" not in theirs and "no:hypothesispytest" not in theirs
