@@ -114,8 +114,9 @@ def _size(entry: dict[str, Any]) -> int:
     """About the size of an entry in characters (its text, with room for the names and punctuation): cheaper
     than encoding it, and what the memory budget counts."""
     size = 256 + sum(len(str(value)) for name, value in entry.items() if name not in ("fields", "warnings"))
-    size += sum(len(name) + len(value) + 8 for name, value in entry["fields"].items())
-    return size + sum(len(warning) + 4 for warning in entry["warnings"])
+    fields, warnings = entry["fields"], entry["warnings"]
+    size += sum(map(len, fields)) + sum(map(len, fields.values())) + 8 * len(fields)
+    return size + sum(map(len, warnings)) + 4 * len(warnings)
 
 
 class SqliteJournal:

@@ -92,6 +92,29 @@ def _dict_row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> Row:
     return dict(zip(map(_NAME, cursor.description), values, strict=True))
 
 
+class _Columns:
+    """A table's column types (``INTEGER``, ``TEXT``, ``REAL``), defaults in column order, INTEGER PRIMARY KEY."""
+
+    __slots__ = ("defaults", "key", "types")
+
+    def __init__(self, types: dict[str, str], defaults: dict[str, Any], key: str | None) -> None:
+        self.types, self.defaults, self.key = types, defaults, key
+
+
+_KEPT_IN = {str: "TEXT", int: "INTEGER", float: "REAL"}  # the column type that stores a Python type unchanged
+
+
+def _all_stored_as_given(types: Mapping[str, str], values: Mapping[str, Any]) -> bool:
+    """SQLite gives every value back unchanged from its column (no affinity conversion, no NaN made NULL)."""
+    for name, value in values.items():
+        column = types.get(name)
+        if column is None:
+            return False
+        if value is not None and (column != _KEPT_IN.get(type(value)) or value != value):
+            return False
+    return True
+
+
 class StoreError(RuntimeError):
     """A database the simulator cannot use; the message says why and what to do."""
 
@@ -119,6 +142,8 @@ class Store:
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.row_factory = _dict_row
         self._lock = threading.RLock()
+        self._tables: dict[str, _Columns] = {}
+        self._insert_sql: dict[tuple[str, tuple[str, ...]], str] = {}
         if self.path != ":memory:":
             self._db.execute("PRAGMA journal_mode=WAL")
             # In WAL mode NORMAL loses no commit when the simulator stops or crashes (only when the machine does),
@@ -202,12 +227,50 @@ class Store:
         return rows[0] if rows else None
 
     def insert_row(self, table: str, values: Mapping[str, Any]) -> Row:
-        """``insert``, returning the row as stored (with its defaults and id)."""
-        names = ", ".join(values)
-        marks = ", ".join(f":{name}" for name in values)
-        row = self.returning(f"INSERT INTO {table} ({names}) VALUES ({marks}) RETURNING *", dict(values))
-        assert row is not None
-        return row
+        """``insert``, returning the row as stored (with its defaults and id).
+
+        When every value is stored as given (a str in a TEXT column, an int in an INTEGER one, a float in a
+        REAL one, or NULL), the row is the table's defaults overlaid with the values and the new id: no
+        ``RETURNING *`` (a wide row read back and turned into a dict costs more than the insert).  Any other
+        value (one SQLite would convert) reads the row back as stored.
+        """
+        columns = self._columns(table)
+        if _all_stored_as_given(columns.types, values):
+            names = tuple(values)
+            sql = self._insert_sql.get((table, names))
+            if sql is None:
+                marks = ", ".join(f":{name}" for name in names)
+                sql = self._insert_sql[(table, names)] = f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})"
+            with self._lock:
+                rowid = self._db.execute(sql, dict(values)).lastrowid
+            row = dict(columns.defaults)
+            row.update(values)
+            if columns.key is not None and values.get(columns.key) is None:
+                row[columns.key] = rowid
+            return row
+        names_text = ", ".join(values)
+        marks_text = ", ".join(f":{name}" for name in values)
+        read = self.returning(f"INSERT INTO {table} ({names_text}) VALUES ({marks_text}) RETURNING *", dict(values))
+        assert read is not None
+        return read
+
+    def _columns(self, table: str) -> _Columns:
+        """A table's columns: their types, defaults (evaluated once: every default in SCHEMA is a constant), key."""
+        found = self._tables.get(table)
+        if found is None:
+            with self._lock:
+                info = self._db.execute(f"PRAGMA table_info({table})").fetchall()
+                defaults = {
+                    column["name"]: None
+                    if column["dflt_value"] is None
+                    else self._db.execute(f"SELECT {column['dflt_value']} AS value").fetchone()["value"]
+                    for column in info
+                }
+            types = {column["name"]: column["type"].upper() for column in info}
+            keys = [column["name"] for column in info if column["pk"]]
+            key = keys[0] if len(keys) == 1 and types[keys[0]] == "INTEGER" else None
+            found = self._tables[table] = _Columns(types, defaults, key)
+        return found
 
     def next_id(self, table: str) -> int:
         """The id the next insert into ``table`` (an AUTOINCREMENT key) gets; only meaningful inside a transaction."""
