@@ -49,7 +49,7 @@ def request_problems(
     strictly, or not at all with ``validate=False``.)  ``required`` replaces the operation's
     mandatory fields (a lenient simulator passes ``operation.lenient_required``).
     """
-    present = {name: str(value).strip() for name, value in fields.items() if str(value).strip() != ""}
+    present = {name: text for name, value in fields.items() if (text := str(value).strip())}
     needed = operation.required if required is None else required
     problems = [Problem(name, f"is required by {operation.name}") for name in needed if name not in present]
     problems.extend(_state_problem(operation, present))

@@ -77,11 +77,12 @@ def canonical_fields(
             canon = _respelled(op, name) or name
             if canon != name:
                 warnings.append(f"field {name} is not the gateway's spelling: it writes {canon} (lenient: accepted)")
-        if value != value.strip():
+        stripped = value.strip()
+        if value != stripped:
             warnings.append(f"field {canon} has leading or trailing blanks; the gateway ignores them")
         if canon in fields:
             raise field_error(f"{canon}: sent more than once")
-        fields[canon] = value.strip()
+        fields[canon] = stripped
     unknown = sorted(name for name in fields if not op.knows(name) and name not in _ALWAYS_READ)
     if unknown:
         warnings.append(f"fields not known to {op.name} (the gateway ignores them): {', '.join(unknown)}")

@@ -55,8 +55,10 @@ def _split_form(text: str) -> list[tuple[str, str]]:
         if not item:
             continue
         name, _, value = item.partition("=")
-        if "%" in item or "+" in item:
-            name, value = unquote(name.replace("+", " ")), unquote(value.replace("+", " "))
+        if "%" in name or "+" in name:  # (each side apart: a value is escaped far more often than a name)
+            name = unquote(name.replace("+", " "))
+        if "%" in value or "+" in value:
+            value = unquote(value.replace("+", " "))
         pairs.append((name, value))
     return pairs
 

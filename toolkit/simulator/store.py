@@ -104,15 +104,8 @@ class _Columns:
 _KEPT_IN = {str: "TEXT", int: "INTEGER", float: "REAL"}  # the column type that stores a Python type unchanged
 
 
-def _all_stored_as_given(types: Mapping[str, str], values: Mapping[str, Any]) -> bool:
-    """SQLite gives every value back unchanged from its column (no affinity conversion, no NaN made NULL)."""
-    for name, value in values.items():
-        column = types.get(name)
-        if column is None:
-            return False
-        if value is not None and (column != _KEPT_IN.get(type(value)) or value != value):
-            return False
-    return True
+_InsertPlan = tuple[str | None, tuple[str, ...], _Columns]
+MAX_INSERT_PLANS = 256  # (table, names, value types) seen; the engine uses a handful
 
 
 class StoreError(RuntimeError):
@@ -143,7 +136,7 @@ class Store:
         self._db.row_factory = _dict_row
         self._lock = threading.RLock()
         self._tables: dict[str, _Columns] = {}
-        self._insert_sql: dict[tuple[str, tuple[str, ...]], str] = {}
+        self._insert_plans: dict[tuple[str, tuple[str, ...], tuple[type, ...]], _InsertPlan] = {}
         if self.path != ":memory:":
             self._db.execute("PRAGMA journal_mode=WAL")
             # In WAL mode NORMAL loses no commit when the simulator stops or crashes (only when the machine does),
@@ -234,13 +227,14 @@ class Store:
         ``RETURNING *`` (a wide row read back and turned into a dict costs more than the insert).  Any other
         value (one SQLite would convert) reads the row back as stored.
         """
-        columns = self._columns(table)
-        if _all_stored_as_given(columns.types, values):
-            names = tuple(values)
-            sql = self._insert_sql.get((table, names))
-            if sql is None:
-                marks = ", ".join(f":{name}" for name in names)
-                sql = self._insert_sql[(table, names)] = f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})"
+        key = (table, tuple(values), tuple(map(type, values.values())))
+        plan = self._insert_plans.get(key)
+        if plan is None:
+            plan = self._insert_plan(table, values)
+            if len(self._insert_plans) < MAX_INSERT_PLANS:
+                self._insert_plans[key] = plan
+        sql, floats, columns = plan
+        if sql is not None and all(values[name] == values[name] for name in floats):  # a NaN is stored as NULL
             with self._lock:
                 rowid = self._db.execute(sql, dict(values)).lastrowid
             row = dict(columns.defaults)
@@ -248,11 +242,24 @@ class Store:
             if columns.key is not None and values.get(columns.key) is None:
                 row[columns.key] = rowid
             return row
-        names_text = ", ".join(values)
-        marks_text = ", ".join(f":{name}" for name in values)
-        read = self.returning(f"INSERT INTO {table} ({names_text}) VALUES ({marks_text}) RETURNING *", dict(values))
+        names = ", ".join(values)
+        marks = ", ".join(f":{name}" for name in values)
+        read = self.returning(f"INSERT INTO {table} ({names}) VALUES ({marks}) RETURNING *", dict(values))
         assert read is not None
         return read
+
+    def _insert_plan(self, table: str, values: Mapping[str, Any]) -> _InsertPlan:
+        """The plain INSERT (None when SQLite would convert a value: its type is not its column's) and the
+        names of the float values."""
+        columns = self._columns(table)
+        stored_as_given = all(
+            name in columns.types and (value is None or columns.types[name] == _KEPT_IN.get(type(value)))
+            for name, value in values.items()
+        )
+        marks = ", ".join(f":{name}" for name in values)
+        sql = f"INSERT INTO {table} ({', '.join(values)}) VALUES ({marks})" if stored_as_given else None
+        floats = tuple(name for name, value in values.items() if type(value) is float)
+        return sql, floats, columns
 
     def _columns(self, table: str) -> _Columns:
         """A table's columns: their types, defaults (evaluated once: every default in SCHEMA is a constant), key."""
