@@ -6,6 +6,7 @@ The control checksum carries amounts in minor units ("10.00 becomes 1000", spec 
 
 from __future__ import annotations
 
+import functools
 import re
 from decimal import Decimal
 
@@ -46,9 +47,16 @@ def currency_exponent(currency: str) -> int:
 
 def parse_amount(value: object, currency: str | None = None) -> Decimal:
     """Parse a positive major-unit amount, refusing floats and excess precision."""
+    if type(value) is str:  # (a request's amount: the same few texts again and again)
+        return _parse_text(value.strip(), currency)
     if isinstance(value, float):
         raise MoneyError("amount", "pass amounts as Decimal or str, never float")
-    text = format(value, "f") if isinstance(value, Decimal) else str(value).strip()
+    return _parse_text(format(value, "f") if isinstance(value, Decimal) else str(value).strip(), currency)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_text(text: str, currency: str | None) -> Decimal:
+    """``parse_amount`` of a text (cached: a Decimal is immutable; a refusal raises again each time)."""
     if text.startswith("-") and WIRE_AMOUNT.fullmatch(text[1:]):
         raise MoneyError("amount", f"{text} must be a positive decimal number")
     if not WIRE_AMOUNT.fullmatch(text):

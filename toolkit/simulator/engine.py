@@ -24,6 +24,11 @@ from toolkit.simulator.store import Row, Store, dumps, loads, row_id
 
 # Transaction kinds that start an order (a duplicate client_orderid among them is worth a warning).
 INITIAL_KINDS = ("sale", "preauth", "account-verification", "rebill", "payout", "payout-check", "transfer")
+# The merchant's latest order with a client_orderid (``_check_repeat``), the SQL built once
+_REPEAT_SQL = (
+    "SELECT * FROM transactions WHERE login=? AND client_orderid=? AND id=orderid "
+    f"AND kind IN ({','.join('?' * len(INITIAL_KINDS))}) ORDER BY id DESC LIMIT 1"
+)
 STAGE_PREFIX = {
     "sale": "sale",
     "preauth": "auth",
@@ -307,12 +312,7 @@ class Engine:
         - It lives and the request differs: refused (a lenient simulator makes a new order, with a warning).
         Checked inside the caller's ``BEGIN IMMEDIATE`` transaction, so concurrent repeats cannot both create.
         """
-        marks = ",".join("?" * len(INITIAL_KINDS))
-        existing = self.store.one(
-            "SELECT * FROM transactions WHERE login=? AND client_orderid=? AND id=orderid "
-            f"AND kind IN ({marks}) ORDER BY id DESC LIMIT 1",
-            (call.merchant.login, call.client_orderid, *INITIAL_KINDS),
-        )
+        existing = self.store.one(_REPEAT_SQL, (call.merchant.login, call.client_orderid, *INITIAL_KINDS))
         if existing is None:
             return
         if existing["status"] in FAILED:

@@ -67,7 +67,10 @@ def entry(
 
 
 def _kept_fields(fields: list[tuple[str, str]]) -> dict[str, str]:
-    kept = {_cut(name, 64): _cut(value) for name, value in mask_fields(fields[:MAX_FIELDS]).items()}
+    kept = {
+        name if len(name) <= 64 else _cut(name, 64): value if len(value) <= MAX_VALUE else _cut(value)
+        for name, value in mask_fields(fields[:MAX_FIELDS]).items()
+    }
     if len(fields) > MAX_FIELDS:
         kept["..."] = f"{len(fields) - MAX_FIELDS} more fields not kept"
     return kept
