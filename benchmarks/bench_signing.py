@@ -40,6 +40,7 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from benchservers import SALE as BENCH_SALE
 from counters import Counter
 
 from toolkit import demo, signing
@@ -50,25 +51,7 @@ from toolkit.testdata.outcomes import EXAMPLE_CARDS
 
 GOAL = 1.1
 CARD = EXAMPLE_CARDS[1]
-SALE = {
-    "client_orderid": "inv-794772",
-    "order_desc": "Benchmark order",
-    "amount": "10.42",
-    "currency": "EUR",
-    "email": "john.smith@example.com",
-    "ipaddress": "203.0.113.7",
-    "credit_card_number": CARD,
-    "card_printed_name": "JOHN SMITH",
-    "expire_month": "12",
-    "expire_year": "2099",
-    "cvv2": "123",
-    "address1": "1 Main Street",
-    "city": "Springfield",
-    "zip_code": "12345",
-    "country": "US",
-    "state": "IL",
-    "phone": "5551234567",
-}
+SALE = {**BENCH_SALE, "client_orderid": "inv-794772", "credit_card_number": CARD}
 PAYOUT_CHECK = {
     "client_orderid": "inv-794772",
     "amount": "5.00",

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import json
 import multiprocessing
 import os
 import pstats
@@ -33,57 +32,19 @@ import socket
 import statistics
 import threading
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
 import requests
 import uvicorn
+from benchservers import HEADERS, SALE, bare_app, signed
 
-from toolkit import demo, signing
+from toolkit import demo
 from toolkit.client import GatewayClient
 from toolkit.config import simulator_config
-from toolkit.operations import get_operation
-from toolkit.testdata.outcomes import EXAMPLE_CARDS
-from toolkit.wire import FORM_TYPE, MEDIA_TYPE, encode_form
-
-SALE = {
-    "order_desc": "Benchmark order",
-    "amount": "10.42",
-    "currency": "EUR",
-    "email": "john.smith@example.com",
-    "ipaddress": "203.0.113.7",
-    "credit_card_number": EXAMPLE_CARDS[0],
-    "card_printed_name": "JOHN SMITH",
-    "expire_month": "12",
-    "expire_year": "2099",
-    "cvv2": "123",
-    # mandatory since the wire of section 10 (issue 8)
-    "address1": "1 Main Street",
-    "city": "Springfield",
-    "zip_code": "12345",
-    "country": "US",
-    "state": "IL",
-    "phone": "5551234567",
-}
-CONSTANT = json.dumps({"type": "async-response", "serial-number": "0", "paynet-order-id": "1"}).encode()
-HEADERS = {"Accept": MEDIA_TYPE, "Content-Type": FORM_TYPE}
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-
-
-async def bare_app(scope: Scope, receive: Receive, send: Send) -> None:
-    """The floor: read the whole body, answer a constant JSON body.  No framework."""
-    if scope["type"] != "http":
-        return
-    more = True
-    while more:
-        more = (await receive()).get("more_body", False)
-    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", MEDIA_TYPE.encode())]})
-    await send({"type": "http.response.body", "body": CONSTANT})
-
+from toolkit.wire import encode_form
 
 # --- the server process ---------------------------------------------------------------------------
 
@@ -214,21 +175,14 @@ def presigned_round_trips(port: int, run: str, count: int) -> Callable[[int], No
     for n in range(count):
         sale = {"client_orderid": f"{run}-{n}", **SALE}
         status = {"login": demo.LOGIN, "client_orderid": sale["client_orderid"]}  # login: required by status
-        sales.append(encode_form(_signed("sale", sale)).encode())
-        statuses.append(encode_form(_signed("status", status)).encode())
+        sales.append(encode_form(signed("sale", sale)).encode())
+        statuses.append(encode_form(signed("status", status)).encode())
 
     def round_trip(n: int) -> None:
         session.post(f"{base}/sale/1001", data=sales[n % count], headers=HEADERS, timeout=30).json()
         session.post(f"{base}/status/1001", data=statuses[n % count], headers=HEADERS, timeout=30).json()
 
     return round_trip
-
-
-def _signed(operation: str, fields: dict[str, str]) -> dict[str, str]:
-    control = signing.control_for(
-        get_operation(operation), fields, endpoint_id=demo.ENDPOINT_ID, login=demo.LOGIN, control_key=demo.CONTROL_KEY
-    )
-    return {**fields, "control": control}
 
 
 # --- the run ------------------------------------------------------------------------------------

@@ -6,29 +6,12 @@ import pytest
 import requests
 
 from tests.recording_server import RecordingServer
+from tests.sample_requests import SALE
 from toolkit import transport
 from toolkit.client import GatewayClient
 from toolkit.config import GatewayConfig
 from toolkit.wire import decode_request_body
 
-SALE = {
-    "client_orderid": "inv-1",
-    "order_desc": "Test order",
-    "amount": "10.42",
-    "currency": "EUR",
-    "address1": "1 Main Street",
-    "city": "Springfield",
-    "zip_code": "62701",
-    "country": "DE",
-    "phone": "+4930123456",
-    "email": "john.smith@example.com",
-    "ipaddress": "203.0.113.7",
-    "credit_card_number": "4444555566661111",
-    "card_printed_name": "JOHN SMITH",
-    "expire_month": "12",
-    "expire_year": "2099",
-    "cvv2": "123",
-}
 PAYOUT_CHECK = {
     "client_orderid": "inv-2",
     "amount": "5.00",
