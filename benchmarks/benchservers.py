@@ -24,6 +24,7 @@ from typing import Any
 
 from toolkit import demo, signing
 from toolkit.operations import get_operation
+from toolkit.simulator.engine import LATEST_BY_CLIENT_ORDERID, LATEST_BY_ORDERID
 from toolkit.testdata.outcomes import EXAMPLE_CARDS
 from toolkit.wire import FORM_TYPE, MEDIA_TYPE, encode_form
 
@@ -114,15 +115,11 @@ def _serve(kind: str, core: int | None, conn: Connection) -> None:
                 conn.send(status_plans(simulator))
 
 
-STATUS_QUERIES = (
-    "SELECT * FROM transactions WHERE login=? AND client_orderid=? AND orderid=id ORDER BY id DESC LIMIT 1",
-    "SELECT * FROM transactions WHERE id=? AND orderid=id AND login=?",
-    "SELECT MAX(id) AS id FROM transactions WHERE orderid=?",
-)
+STATUS_QUERIES = (LATEST_BY_CLIENT_ORDERID, LATEST_BY_ORDERID)  # status by client_orderid, by orderid
 
 
 def status_plans(simulator: Any) -> list[str]:
-    """SQLite's plan for each query of a status request (by client_orderid, by orderid, the latest transaction)."""
+    """SQLite's plan for the query of a status request (by client_orderid, by orderid): the latest transaction."""
     plans = []
     for sql in STATUS_QUERIES:
         rows = simulator.store.all("EXPLAIN QUERY PLAN " + sql, tuple("1" * sql.count("?")))

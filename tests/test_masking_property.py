@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from toolkit import cli
 from toolkit.errors import GatewayError
 from toolkit.exchange import Exchange
-from toolkit.masking import mask_base_string, mask_fields, mask_text
+from toolkit.masking import mask_base_string, mask_fields, mask_text, mask_value
 from toolkit.signing import OAuthParams, signature_base_string
 from toolkit.simulator.delivery import Delivery
 from toolkit.simulator.errors import SimError
@@ -175,3 +175,24 @@ def test_argparse_errors_never_carry_card_data(typed, name, cvv_name, cvv):
     with redirect_stderr(err), pytest.raises(SystemExit):
         cli.build_parser().parse_args(["call", "sale", "--bogus", f"{name}={pan}", f"{cvv_name}={cvv}"])
     assert not carries_pan(err.getvalue(), pan) and not carries_cvv(err.getvalue(), cvv_name, cvv)
+
+
+# Text that comes near a card number or a CVV without being one: digit runs, separators, escapes, hex.
+near_card_text = st.text(alphabet="0123456789 +-%25Dd/.:abcfCVvNnsecurityod_", max_size=60)
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.tuples(st.one_of(field_names, cvv_names(), st.sampled_from(["control", "card_no", "pan"])), near_card_text),
+        max_size=12,
+    ),
+    typed_pans(),
+)
+def test_mask_fields_is_mask_value_of_each_field(pairs, typed):
+    """``mask_fields`` looks at the free-text values together first: the result is ``mask_value`` of each."""
+    pairs = [*pairs, ("order_desc", typed[1])]
+    expected: dict[str, str] = {}
+    for name, value in pairs:
+        expected[name] = mask_value(name, value)
+    assert mask_fields(pairs) == expected

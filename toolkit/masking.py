@@ -20,6 +20,7 @@ from __future__ import annotations
 import enum
 import functools
 import html
+import operator
 import re
 from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import unquote
@@ -130,9 +131,68 @@ def _name_rule(name: str) -> _Rule:
 
 
 def mask_fields(fields: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, str]:
-    """A copy of request or response fields with card data masked (by name and by value)."""
-    items = fields.items() if isinstance(fields, Mapping) else fields
-    return {name: mask_value(name, str(value)) for name, value in items}
+    """A copy of request or response fields with card data masked (by name and by value).
+
+    What ``mask_value`` does to each field, with one look at the free-text values together: when none of
+    them may hold a CVV-like word or a card number (``_may_need_masking``), they are kept as they are
+    without a look at each; the fields masked by name (card numbers, CVVs) are masked one by one.
+    """
+    items = list(fields.items()) if isinstance(fields, Mapping) else list(fields)
+    names = tuple(map(_FIRST, items))
+    values = list(map(str, map(_SECOND, items)))
+    plan = _names_plan(names) if len(names) <= _MAX_CACHED_NAMES else _NamesPlan(names)
+    if plan.text_at and _may_need_masking("\0".join(plan.texts(values))):
+        return {name: mask_value(name, value) for name, value in zip(names, values, strict=True)}
+    masked = dict(zip(names, values, strict=True))  # (a repeated name keeps its last value, as a dict does)
+    for index in plan.by_name:
+        masked[names[index]] = mask_value(names[index], values[index])
+    return masked
+
+
+_FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
+_MAX_CACHED_NAMES = 256  # a longer list of names (a hostile form) is planned on its own, not cached
+
+
+class _NamesPlan:
+    """Where the free-text values are in a list of names, and the values masked by their name (``by_name``)."""
+
+    __slots__ = ("_getter", "by_name", "text_at")
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        rules = [_name_rule(name) for name in names]
+        self.text_at = tuple(index for index, rule in enumerate(rules) if rule is _Rule.TEXT)
+        self.by_name = tuple(index for index, rule in enumerate(rules) if rule is not _Rule.TEXT)
+        self._getter = operator.itemgetter(*self.text_at) if len(self.text_at) > 1 else None
+
+    def texts(self, values: list[str]) -> tuple[str, ...]:
+        """The free-text values (``text_at``) of ``values``."""
+        if self._getter is None:
+            return tuple(values[index] for index in self.text_at)
+        found: tuple[str, ...] = self._getter(values)
+        return found
+
+
+@functools.lru_cache(maxsize=512)
+def _names_plan(names: tuple[str, ...]) -> _NamesPlan:
+    """The plan of a list of names (cached: the names of an operation's requests come again and again)."""
+    return _NamesPlan(names)
+
+
+def _may_need_masking(text: str) -> bool:
+    """False when ``mask_text`` leaves ``text`` as it is, by two quick tests (True may be a false alarm).
+
+    A CVV-like word (``_CVV_IN_TEXT``) spells ``cv`` or ``security`` in ASCII letters of either case; a card
+    number ``_mask_card_numbers`` masks is 13 digits or more joined by single separators (space, dash, plus)
+    or escapes of a space or dash (``%20``, ``%2520``, ``%2D``): 13 or more characters of ``_MAYBE_CARD``.
+    """
+    lowered = text.lower()
+    if "cv" in lowered or "security" in lowered:
+        return True
+    return (_MAYBE_CARD_ASCII if text.isascii() else _MAYBE_CARD).search(text) is not None
+
+
+_MAYBE_CARD = re.compile(r"[\d +%Dd\-]{13,}")
+_MAYBE_CARD_ASCII = re.compile(r"[0-9 +%Dd\-]{13,}")  # the same on ASCII text (\d is every Unicode digit)
 
 
 def mask_text(text: str, secrets: Iterable[str] = ()) -> str:

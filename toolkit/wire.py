@@ -163,4 +163,7 @@ def encode_legacy(fields: Mapping[str, str]) -> str:
 
 
 def encode_json(fields: Mapping[str, str]) -> str:
-    return json.dumps(dict(fields), ensure_ascii=False)
+    return _JSON.encode(fields if type(fields) is dict else dict(fields))
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False)  # what ``json.dumps(..., ensure_ascii=False)`` builds on each call

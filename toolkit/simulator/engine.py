@@ -29,6 +29,13 @@ _REPEAT_SQL = (
     "SELECT * FROM transactions WHERE login=? AND client_orderid=? AND id=orderid "
     f"AND kind IN ({','.join('?' * len(INITIAL_KINDS))}) ORDER BY id DESC LIMIT 1"
 )
+# The latest transaction of the merchant's order (``latest_of``): by orderid, or by client_orderid (the latest
+# order with it), in one statement; each step uses an index (the key, ``tx_client``, ``tx_order``).
+_LATEST = "SELECT * FROM transactions WHERE id=(SELECT MAX(id) FROM transactions WHERE orderid=({order}))"
+LATEST_BY_ORDERID = _LATEST.format(order="SELECT id FROM transactions WHERE id=? AND orderid=id AND login=?")
+LATEST_BY_CLIENT_ORDERID = _LATEST.format(
+    order="SELECT id FROM transactions WHERE login=? AND client_orderid=? AND orderid=id ORDER BY id DESC LIMIT 1"
+)
 STAGE_PREFIX = {
     "sale": "sale",
     "preauth": "auth",
@@ -205,12 +212,33 @@ class Engine:
     def order(self, call: Call) -> Row:
         """The order a follow-up names (``orderid`` and the original's ``client_orderid``, behaviour section 10)."""
         order = self.find(call.merchant.login, call.fields.get("orderid"), call.client_orderid)
+        self._same_client_orderid(call, order)
+        return order
+
+    def latest_of(self, call: Call) -> Row:
+        """``latest(order(call))`` in one statement: the latest transaction of the order a request names.
+
+        Every transaction of an order carries the order's client_orderid (``add_tx``), so the check of
+        ``order`` holds on it as well."""
+        login, orderid = call.merchant.login, call.fields.get("orderid")
+        if orderid:
+            key = row_id(orderid)
+            tx = None if key is None else self.store.one(LATEST_BY_ORDERID, (key, login))
+            if tx is None:
+                raise state_error(f"orderid {orderid} is unknown for this merchant")
+        else:
+            tx = self.store.one(LATEST_BY_CLIENT_ORDERID, (login, call.client_orderid))
+            if tx is None:
+                raise state_error(f"no order with client_orderid {call.client_orderid}")
+        self._same_client_orderid(call, tx)
+        return tx
+
+    def _same_client_orderid(self, call: Call, order: Row) -> None:
         if call.client_orderid != order["client_orderid"]:
             call.forgive(
                 f"client_orderid: {call.client_orderid} is not the client_orderid of orderid {order['orderid']}; "
                 "a follow-up carries the original order's client_orderid"
             )
-        return order
 
     def latest(self, order: Row) -> Row:
         """The order's latest transaction (what ``status`` reports without ``by-request-sn``)."""

@@ -25,6 +25,7 @@ from toolkit.simulator.store import Store, dumps, loads
 
 MAX_FIELDS = 100
 MAX_VALUE = 256
+MAX_NAME = 64
 MAX_WARNINGS = 20
 MEMORY_BYTES = 16 * 1024 * 1024
 PRUNE_EVERY = 100  # SQLite: inserts between two prunings
@@ -48,29 +49,34 @@ def entry(
     warnings: list[str],
 ) -> dict[str, Any]:
     """One journal line, masked and cut to size (``fields`` and ``warnings`` as Python values)."""
-    sent = dict(fields)
+    kept = _kept_fields(fields)
+    if len(fields) <= MAX_FIELDS:  # the client_orderid sent, masked as ``kept`` has it (the last one sent)
+        client_orderid = kept.get("client_orderid", kept.get("client-order-id", ""))
+    else:
+        sent = dict(fields)
+        client_orderid = _cut(mask_text(sent.get("client_orderid", sent.get("client-order-id", ""))))
+    response_type = body.get("type", "")
     return {
         "at": at,
         "login": login,
         "operation": operation,
         "path": path,
         "http_status": http_status,
-        "response_type": body.get("type", ""),
+        "response_type": response_type,
         "serial": body.get("serial-number", ""),
         "orderid": body.get("paynet-order-id", ""),
-        "client_orderid": _cut(mask_text(sent.get("client_orderid", sent.get("client-order-id", "")))),
+        "client_orderid": client_orderid,
         # by name (card fields, CVV-like names), then by content: a card number typed into any other field
-        "fields": _kept_fields(fields),
-        "warnings": [_cut(mask_text(w), 500) for w in warnings[:MAX_WARNINGS]],
-        "error": mask_text(body.get("error-message", "")) if body.get("type") in ("validation-error", "error") else "",
+        "fields": kept,
+        "warnings": [_cut(mask_text(w), 500) for w in warnings[:MAX_WARNINGS]] if warnings else [],
+        "error": mask_text(body.get("error-message", "")) if response_type in ("validation-error", "error") else "",
     }
 
 
 def _kept_fields(fields: list[tuple[str, str]]) -> dict[str, str]:
-    kept = {
-        name if len(name) <= 64 else _cut(name, 64): value if len(value) <= MAX_VALUE else _cut(value)
-        for name, value in mask_fields(fields[:MAX_FIELDS]).items()
-    }
+    kept = mask_fields(fields[:MAX_FIELDS])
+    if kept and (max(map(len, kept)) > MAX_NAME or max(map(len, kept.values())) > MAX_VALUE):
+        kept = {_cut(name, MAX_NAME): _cut(value) for name, value in kept.items()}
     if len(fields) > MAX_FIELDS:
         kept["..."] = f"{len(fields) - MAX_FIELDS} more fields not kept"
     return kept
@@ -116,10 +122,14 @@ class MemoryJournal:
 def _size(entry: dict[str, Any]) -> int:
     """About the size of an entry in characters (its text, with room for the names and punctuation): cheaper
     than encoding it, and what the memory budget counts."""
-    size = 256 + sum(len(str(value)) for name, value in entry.items() if name not in ("fields", "warnings"))
+    size = 256 + sum(len(entry[name]) for name in _TEXTS)
     fields, warnings = entry["fields"], entry["warnings"]
     size += sum(map(len, fields)) + sum(map(len, fields.values())) + 8 * len(fields)
     return size + sum(map(len, warnings)) + 4 * len(warnings)
+
+
+# The text values of an entry (``at``, a float, and ``http_status`` count in the 256 of room).
+_TEXTS = ("login", "operation", "path", "response_type", "serial", "orderid", "client_orderid", "error")
 
 
 class SqliteJournal:

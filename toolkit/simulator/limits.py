@@ -14,7 +14,8 @@
 from __future__ import annotations
 
 import json
-import uuid
+import operator
+import re
 from urllib.parse import unquote
 
 from starlette.requests import ClientDisconnect
@@ -40,20 +41,33 @@ def parse_form(raw: bytes) -> list[tuple[str, str]]:
     if text and text.count("&") >= MAX_FIELDS:
         raise SimError(f"the request body has more than {MAX_FIELDS} fields", code=BODY_CODE)
     pairs = _split_form(text)
-    for name, value in pairs:
-        if len(name) > MAX_NAME_LENGTH:
-            raise field_error(f"a field name of {len(name)} characters ({name[:20]}...); at most {MAX_NAME_LENGTH}")
-        if len(value) > MAX_VALUE_LENGTH:
-            raise field_error(f"{name}: a value of {len(value)} characters; at most {MAX_VALUE_LENGTH}")
+    if pairs and max(map(len, map(_NAME, pairs))) > MAX_NAME_LENGTH:
+        name = next(name for name, _ in pairs if len(name) > MAX_NAME_LENGTH)
+        raise field_error(f"a field name of {len(name)} characters ({name[:20]}...); at most {MAX_NAME_LENGTH}")
+    if len(text) > MAX_VALUE_LENGTH and max(map(len, map(_VALUE, pairs))) > MAX_VALUE_LENGTH:
+        name, value = next(pair for pair in pairs if len(pair[1]) > MAX_VALUE_LENGTH)
+        raise field_error(f"{name}: a value of {len(value)} characters; at most {MAX_VALUE_LENGTH}")
     return pairs
 
 
+_NAME, _VALUE = operator.itemgetter(0), operator.itemgetter(1)
+_PARTITION = operator.methodcaller("partition", "=")
+_ESCAPED_SEPARATOR = re.compile(r"%(?:26|3[Dd])")  # an escaped & or =: the pairs must be split before unquoting
+
+
 def _split_form(text: str) -> list[tuple[str, str]]:
-    """``urllib.parse.parse_qsl(text, keep_blank_values=True)``, without unquoting what has nothing to unquote."""
+    """``urllib.parse.parse_qsl(text, keep_blank_values=True)``, unquoting the whole body at once when no
+    escaped ``&`` or ``=`` is in it (then unquoting cannot make a separator), else pair by pair."""
+    whole = ("%" in text or "+" in text) and _ESCAPED_SEPARATOR.search(text) is None
+    if whole:
+        text = unquote(text.replace("+", " "))
+    items = text.split("&")
+    if "" in items:
+        items = [item for item in items if item]
+    if whole or not ("%" in text or "+" in text):
+        return [(name, value) for name, _, value in map(_PARTITION, items)]
     pairs = []
-    for item in text.split("&"):
-        if not item:
-            continue
+    for item in items:
         name, _, value = item.partition("=")
         if "%" in name or "+" in name:  # (each side apart: a value is escaped far more often than a name)
             name = unquote(name.replace("+", " "))
@@ -151,7 +165,7 @@ def _too_large(scope: Scope, size: str, limit: int) -> tuple[int, list[tuple[byt
     path: str = scope["path"]
     message = f"a request body of {size} is refused: the simulator takes at most {limit} bytes (max_body_bytes)"
     if path.startswith(urls.PAGE_ROOT + "/api/"):
-        fields = render.error_body(str(uuid.uuid4()), SimError(message, http_status=413, code=BODY_CODE))
+        fields = render.error_body(render.new_serial(), SimError(message, http_status=413, code=BODY_CODE))
         if any(name == b"accept" and MEDIA_TYPE.encode() in value for name, value in scope["headers"]):
             return 413, [(b"content-type", MEDIA_TYPE.encode())], encode_json(fields).encode()
         return 413, [(b"content-type", LEGACY_TYPE.encode())], encode_legacy(fields).encode()  # 413 here too

@@ -169,10 +169,10 @@ def status(engine: Engine, call: Call) -> Result:
 
 
 def _status_tx(engine: Engine, call: Call) -> Row:
-    order = engine.order(call)
     serial = call.fields.get("by-request-sn")
     if not serial:
-        return engine.latest(order)
+        return engine.latest_of(call)
+    order = engine.order(call)
     tx = engine.by_request(call.merchant.login, serial)
     if tx is None or tx["orderid"] != order["orderid"]:
         raise state_error(f"by-request-sn: no request {serial} on orderid {order['orderid']}")

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 from html import escape
 from typing import Any
 
@@ -17,6 +18,16 @@ from toolkit.simulator.store import Row
 from toolkit.wire import LEGACY_TYPE, MEDIA_TYPE, encode_json, encode_legacy
 
 THREE_DS_VERSION = {"v2-challenge": "2.2.0", "v1": "1.0.2"}
+
+
+def new_serial() -> str:
+    """A request's ``serial-number``: a random (version 4) UUID, as ``str(uuid.uuid4())`` writes it, made
+    without building a ``UUID`` object (the answer of every request carries one)."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
+    text = raw.hex()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def respond(json_mode: bool, http_status: int, body: dict[str, str]) -> Response:

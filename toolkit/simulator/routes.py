@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -119,7 +118,7 @@ INLINE_BYTES = 8 * 1024
 def make_handler(op: Operation, by_group: bool) -> Handler:
     async def handler(request: Request) -> Response:
         raw = await limits.whole_body(request.receive)  # whole and small: limits.BodyLimit read it
-        serial = str(uuid.uuid4())
+        serial = render.new_serial()
         answered = await _answer(request, op, by_group, raw, serial, faults=True)
         if isinstance(answered, float):  # a delay fault: wait here (no thread held), then answer
             await asyncio.sleep(answered)
@@ -204,7 +203,7 @@ async def _no_operation(request: Request, exc: Exception) -> Response:
         error = endpoint_error(
             f"{request.url.path} is not an operation of the gateway (see {urls.PAGE_ROOT}/openapi.json)"
         )
-    body = render.error_body(str(uuid.uuid4()), error)
+    body = render.error_body(render.new_serial(), error)
     return render.respond(_wants_json(request), exc.status_code, body)
 
 
