@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from counters import ThreadCounters
+
 from toolkit import demo, signing
 from toolkit.operations import get_operation
 from toolkit.simulator.engine import LATEST_BY_CLIENT_ORDERID, LATEST_BY_ORDERID
@@ -175,6 +177,14 @@ class Server:
     process: multiprocessing.process.BaseProcess
     conn: Connection
     port: int
+    counters: ThreadCounters | None = None
+
+    @property
+    def instructions(self) -> int | None:
+        """User-space instructions of the server's threads since the first look (None where not counted)."""
+        if self.counters is None:
+            self.counters = ThreadCounters(self.process.pid)
+        return self.counters.read()
 
     def _proc(self, name: str) -> str:
         with open(f"/proc/{self.process.pid}/{name}") as file:
@@ -206,6 +216,8 @@ class Server:
         return list(self.conn.recv())
 
     def stop(self) -> None:
+        if self.counters is not None:
+            self.counters.close()
         self.conn.send("stop")
         self.process.join(timeout=30)
         if self.process.is_alive():

@@ -43,8 +43,8 @@ class _Attr(ctypes.Structure):
     ]
 
 
-def _open_instruction_counter() -> int | None:
-    """A file descriptor counting this thread's user-space instructions, or None."""
+def _open_instruction_counter(tid: int = 0) -> int | None:
+    """A file descriptor counting the user-space instructions of thread ``tid`` (0: this thread), or None."""
     if _SYSCALL is None or os.name != "posix":
         return None
     try:
@@ -57,11 +57,41 @@ def _open_instruction_counter() -> int | None:
         config=_PERF_COUNT_HW_INSTRUCTIONS,
         flags=_EXCLUDE_KERNEL | _EXCLUDE_HV,
     )
-    fd = libc.syscall(_SYSCALL, ctypes.byref(attr), 0, -1, -1, 0)  # this thread, any CPU, no group
+    fd = libc.syscall(_SYSCALL, ctypes.byref(attr), tid, -1, -1, 0)  # that thread, any CPU, no group
     return int(fd) if fd >= 0 else None
 
 
 _FD = _open_instruction_counter()
+
+
+class ThreadCounters:
+    """User-space instructions of every thread of another process (of this user), from the first ``read()``.
+
+    A thread is counted from the ``read()`` that first sees it: threads started between two reads are
+    counted from the second only.  ``read()`` is None where perf events are not allowed.
+    """
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._fds: dict[str, int | None] = {}
+
+    def read(self) -> int | None:
+        try:
+            tids = os.listdir(f"/proc/{self.pid}/task")
+        except OSError:
+            tids = []
+        for tid in tids:
+            if tid not in self._fds:
+                self._fds[tid] = _open_instruction_counter(int(tid))
+        if not self._fds or any(fd is None for fd in self._fds.values()):
+            return None
+        return sum(struct.unpack("Q", os.read(fd, 8))[0] for fd in self._fds.values() if fd is not None)
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            if fd is not None:
+                os.close(fd)
+        self._fds.clear()
 
 
 def instructions() -> int | None:

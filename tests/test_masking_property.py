@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from toolkit import cli
 from toolkit.errors import GatewayError
 from toolkit.exchange import Exchange
-from toolkit.masking import mask_base_string, mask_fields, mask_text, mask_value
+from toolkit.masking import _may_need_masking, mask_base_string, mask_fields, mask_text, mask_value
 from toolkit.signing import OAuthParams, signature_base_string
 from toolkit.simulator.delivery import Delivery
 from toolkit.simulator.errors import SimError
@@ -196,3 +196,11 @@ def test_mask_fields_is_mask_value_of_each_field(pairs, typed):
     for name, value in pairs:
         expected[name] = mask_value(name, value)
     assert mask_fields(pairs) == expected
+
+
+@SETTINGS
+@given(st.one_of(near_card_text, typed_pans().map(lambda typed: typed[1]), st.text(max_size=80)))
+def test_the_quick_test_never_passes_text_that_masking_changes(text):
+    """``mask_fields`` keeps free text as it is when ``_may_need_masking`` says no: never text ``mask_text`` changes."""
+    if mask_text(text) != text:
+        assert _may_need_masking(text)

@@ -199,10 +199,20 @@ def ascii_digits(value: str) -> bool:
 
 
 def luhn_ok(number: str) -> bool:
-    """The Luhn (mod 10) check of a card number made of digits."""
+    """The Luhn (mod 10) check of a card number made of digits (of any script: ``int`` reads them)."""
+    if not ascii_digits(number):
+        return _luhn_of_values(list(map(int, number)))  # ValueError for a character that is not a digit
+    # from the right: every first digit as it is, every second one doubled (its digits summed: 7 -> 14 -> 5)
+    digits = (number[-1::-2] + number[-2::-2].translate(_LUHN_DOUBLED)).encode("ascii")
+    return (sum(digits) - 48 * len(digits)) % 10 == 0  # (each digit's value is its ASCII code less 48)
+
+
+_LUHN_DOUBLED = str.maketrans("0123456789", "0246813579")
+
+
+def _luhn_of_values(digits: list[int]) -> bool:
     total = 0
-    for index, char in enumerate(reversed(number)):
-        digit = int(char)
+    for index, digit in enumerate(reversed(digits)):
         if index % 2:
             digit = digit * 2 - 9 if digit > 4 else digit * 2
         total += digit
@@ -220,19 +230,26 @@ _BRANDS = (
 )
 
 
+# prefix -> (the brand's place in _BRANDS, brand); every prefix has 1, 2 or 4 digits
+_BRAND_OF_PREFIX = {
+    prefix: (place, brand) for place, (brand, prefixes) in reversed(list(enumerate(_BRANDS))) for prefix in prefixes
+}
+_PREFIX_LENGTHS = sorted({len(prefix) for prefix in _BRAND_OF_PREFIX})
+
+
 def card_brand(number: str) -> str:
-    """The card scheme from the leading digits (``VISA``, ``MASTERCARD``...), ``UNKNOWN`` otherwise."""
-    for brand, prefixes in _BRANDS:
-        if number.startswith(prefixes):
-            return brand
-    return "UNKNOWN"
+    """The card scheme from the leading digits (``VISA``, ``MASTERCARD``...), ``UNKNOWN`` otherwise.
+
+    The first brand of ``_BRANDS`` with a prefix of the number (``6011``: DISCOVER before MAESTRO's ``6``)."""
+    found = [_BRAND_OF_PREFIX[number[:n]] for n in _PREFIX_LENGTHS if number[:n] in _BRAND_OF_PREFIX]
+    return min(found)[1] if found else "UNKNOWN"
 
 
 def _ip_ok(value: str) -> bool:
     if ":" in value:  # IPv6: leave the detail to the network stack
         return bool(re.fullmatch(r"[0-9A-Fa-f:.]+", value))
     match = _IP4.match(value)
-    return match is not None and all(int(part) <= 255 for part in match.groups())
+    return match is not None and max(map(int, match.groups())) <= 255
 
 
 def card_expiry(month: str, year: str) -> tuple[int, int] | None:
@@ -246,6 +263,11 @@ def card_expiry(month: str, year: str) -> tuple[int, int] | None:
     if not 1 <= number <= 12:
         return None
     return number, int(year) + (2000 if len(year) == 2 else 0)
+
+
+def format_rule(field: Field) -> Callable[[Field, str], str | None] | None:
+    """The rule ``format_problem`` applies to ``field`` after its length, or None when there is none."""
+    return _FORMAT_RULES.get(field.kind)
 
 
 def format_problem(field: Field, value: str) -> str | None:

@@ -6,12 +6,13 @@ without reading the spec.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from toolkit.fields import FIELDS, Kind, format_problem
+from toolkit.fields import FIELDS, Field, Kind, format_rule
 from toolkit.money import MoneyError, currency_exponent, parse_amount
 from toolkit.operations import Operation
+from toolkit.plancache import PlanCache
 
 
 @dataclass(frozen=True)
@@ -41,40 +42,80 @@ def request_problems(
     *,
     strict: bool = True,
     required: tuple[str, ...] | None = None,
+    clean: bool = False,
 ) -> list[Problem]:
     """Everything wrong with ``fields`` for ``operation``; empty when the request is well-formed.
 
     ``strict=False`` checks presence, amounts, currencies, expiry dates and identifiers only, and
     leaves the other formats (Luhn, e-mail, URL...) to the gateway.  (``GatewayClient`` calls this
     strictly, or not at all with ``validate=False``.)  ``required`` replaces the operation's
-    mandatory fields (a lenient simulator passes ``operation.lenient_required``).
+    mandatory fields (a lenient simulator passes ``operation.lenient_required``).  ``clean``: the
+    values are already stripped strings, none empty (the simulator's canonical fields).
+
+    What depends on the names sent alone (the missing fields, the groups, which formats to check) is
+    planned once per operation and names (``_PLANS``); each request then checks its values.
     """
-    present = {name: text for name, value in fields.items() if (text := str(value).strip())}
+    present = fields if clean else {name: text for name, value in fields.items() if (text := str(value).strip())}
+    plan = _PLANS.get(operation, tuple(present), strict, required)
+    problems = list(plan.missing)
+    if plan.state_rule:
+        problems.extend(_state_problem(operation, present))
+    problems.extend(plan.groups)
+    if plan.money:
+        problems.extend(_money_problems(present))
+    for name, spec, rule in plan.checks:
+        value = present[name]
+        if len(value) > spec.max_length:
+            problems.append(Problem(name, f"longer than {spec.max_length} characters"))
+        elif rule is not None and (broken := rule(spec, value)):
+            problems.append(Problem(name, broken))
+    return problems
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What ``request_problems`` finds from the names alone, and the format checks it runs on the values."""
+
+    missing: tuple[Problem, ...]  # required fields not sent
+    state_rule: bool  # ``state`` is known and not sent: a country that needs one is a problem
+    groups: tuple[Problem, ...]  # one_of and together groups broken
+    money: bool  # an amount or a currency is sent
+    checks: tuple[tuple[str, Field, Callable[[Field, str], str | None] | None], ...]  # name, field, its rule
+
+
+def _make_plan(operation: Operation, names: tuple[str, ...], strict: bool, required: tuple[str, ...] | None) -> _Plan:
+    sent = frozenset(names)
     needed = operation.required if required is None else required
-    problems = [Problem(name, f"is required by {operation.name}") for name in needed if name not in present]
-    problems.extend(_state_problem(operation, present))
-    for group in operation.one_of:
-        if not any(name in present for name in group):
-            problems.append(Problem(group[0], f"{operation.name} needs one of: {', '.join(group)}"))
+    groups = [
+        Problem(group[0], f"{operation.name} needs one of: {', '.join(group)}")
+        for group in operation.one_of
+        if not any(name in sent for name in group)
+    ]
     for group in operation.together:
-        sent = [name for name in group if name in present]
-        if sent and len(sent) != len(group):
-            missing = next(name for name in group if name not in present)
-            problems.append(Problem(missing, f"goes together with {', '.join(sent)}"))
-    problems.extend(_money_problems(present))
-    for name, value in present.items():
+        given = [name for name in group if name in sent]
+        if given and len(given) != len(group):
+            missing = next(name for name in group if name not in sent)
+            groups.append(Problem(missing, f"goes together with {', '.join(given)}"))
+    checks = []
+    for name in names:
         spec = FIELDS.get(name)
         if spec is None or spec.kind in _MONEY or not (strict or spec.kind in _ALWAYS_CHECKED):
             continue
-        rule = format_problem(spec, value)
-        if rule:
-            problems.append(Problem(name, rule))
-    return problems
+        checks.append((name, spec, format_rule(spec)))
+    return _Plan(
+        missing=tuple(Problem(name, f"is required by {operation.name}") for name in needed if name not in sent),
+        state_rule="state" not in sent and "state" in operation.fields,
+        groups=tuple(groups),
+        money="amount" in sent or "currency" in sent,
+        checks=tuple(checks),
+    )
+
+
+_PLANS = PlanCache(_make_plan)
 
 
 def _state_problem(operation: Operation, present: Mapping[str, str]) -> list[Problem]:
     country = present.get("country", "")
-    # operation.fields builds its tuple on each use: asked last, only for a country that needs a state
     if country in STATE_COUNTRIES and "state" not in present and "state" in operation.fields:
         return [Problem("state", f"is required when country is {', '.join(STATE_COUNTRIES)} ({country} was sent)")]
     return []

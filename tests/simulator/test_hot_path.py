@@ -2,7 +2,8 @@
 
 - ``limits._split_form`` unquotes a whole body at once when it can: the pairs are
   ``urllib.parse.parse_qsl``'s, for bodies made of escapes, separators and multi-byte characters;
-- ``render.new_serial`` writes a version 4 UUID as ``str(uuid.uuid4())`` does.
+- ``render.new_serial`` writes a version 4 UUID as ``str(uuid.uuid4())`` does;
+- ``fields.luhn_ok`` and ``fields.card_brand`` answer as the plain rules do.
 
 (``Engine.latest_of``, status in one statement, is held to the order's latest transaction by
 ``test_api_followups.py::test_the_order_status_is_its_latest_transaction_and_a_request_keeps_its_own``;
@@ -17,6 +18,7 @@ from urllib.parse import parse_qsl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from toolkit.fields import _BRANDS, card_brand, luhn_ok
 from toolkit.simulator import render
 from toolkit.simulator.limits import _split_form
 
@@ -44,3 +46,28 @@ def test_serial_numbers_are_version_4_uuids() -> None:
     for serial in serials:
         parsed = uuid.UUID(serial)
         assert str(parsed) == serial and parsed.version == 4 and parsed.variant == uuid.RFC_4122
+
+
+def _luhn_by_the_book(number: str) -> bool:
+    total = 0
+    for index, char in enumerate(reversed(number)):
+        digit = int(char)
+        if index % 2:
+            digit = digit * 2 - 9 if digit > 4 else digit * 2
+        total += digit
+    return total % 10 == 0
+
+
+def _brand_by_the_list(number: str) -> str:
+    return next((brand for brand, prefixes in _BRANDS if number.startswith(prefixes)), "UNKNOWN")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text("0123456789", max_size=20) | st.text("0123456789\u0660\u0661\u0662\u0669\u0967", max_size=19))
+def test_luhn_and_brand_give_what_the_plain_rules_give(number: str) -> None:
+    """``luhn_ok`` sums bytes and ``card_brand`` looks prefixes up in a table: the same answers as the plain
+    rules (digits of other scripts included: masking checks every run of ``\\d``)."""
+    assert luhn_ok(number) == _luhn_by_the_book(number)
+    assert card_brand(number) == _brand_by_the_list(number)
+    for prefix in ("6011", "65", "2221", "2720", "2721", "5", "56", "6"):  # brands that share leading digits
+        assert card_brand(prefix + number) == _brand_by_the_list(prefix + number)

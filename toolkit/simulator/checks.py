@@ -9,6 +9,7 @@ deviate from the spec add conformance warnings to the journal.
 from __future__ import annotations
 
 import hmac
+import operator
 import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from toolkit.fields import FIELDS, LEGACY_SPELLINGS
 from toolkit.masking import mask_base_string
 from toolkit.money import MoneyError
 from toolkit.operations import LOGIN, AuthScheme, ControlFormula, Operation
+from toolkit.plancache import PlanCache
 from toolkit.simulator.errors import SimError, control_error, endpoint_error, field_error, oauth_error
 from toolkit.simulator.settings import Merchant, SimulatorSettings
 from toolkit.simulator.store import Store
@@ -67,7 +69,56 @@ def canonical_fields(
     Lenient: other spellings of a field (``client_orderid`` for ``client-order-id``, ``cres``) are
     mapped, with a warning.  Empty values are left out: the gateway ignores blanks, so ``amount=``
     is no amount (a full capture or return), as ``toolkit.validation`` and the control formulas count it.
+
+    What the names alone decide (unknown fields; whether any is an OAuth parameter, another spelling or
+    a repeat) is planned once per operation and names (``_NAMES``); such requests go ``_field_by_field``.
     """
+    names = tuple(map(_FIRST, pairs))
+    plan = _NAMES.get(op, names, lenient)
+    if not plan.regular:
+        return _field_by_field(op, pairs, warnings, lenient=lenient)
+    values = list(map(_SECOND, pairs))
+    stripped = list(map(str.strip, values))
+    if stripped != values:
+        warnings.extend(
+            f"field {name} has leading or trailing blanks; the gateway ignores them"
+            for name, value, clean in zip(names, values, stripped, strict=True)
+            if value != clean
+        )
+    if plan.unknown:
+        warnings.append(plan.unknown)
+    if "" in stripped:
+        return {name: value for name, value in zip(names, stripped, strict=True) if value}
+    return dict(zip(names, stripped, strict=True))
+
+
+_FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
+
+
+@dataclass(frozen=True)
+class _NamesPlan:
+    regular: bool  # no OAuth parameter in the body, no other spelling to map, no repeat
+    unknown: str  # the warning about fields the operation does not know ("" when none)
+
+
+def _names_plan(op: Operation, names: tuple[str, ...], lenient: bool) -> _NamesPlan:
+    respelled = lenient and any(not op.knows(name) and (_respelled(op, name) or name) != name for name in names)
+    oauth = any(name.startswith("oauth_") for name in names)
+    unknown = sorted({name for name in names if not op.knows(name) and name not in _ALWAYS_READ})
+    return _NamesPlan(
+        regular=not (respelled or oauth or len(set(names)) != len(names)),
+        unknown=f"fields not known to {op.name} (the gateway ignores them): {', '.join(unknown)}" if unknown else "",
+    )
+
+
+_NAMES = PlanCache(_names_plan)
+
+
+def _field_by_field(
+    op: Operation, pairs: list[tuple[str, str]], warnings: list[str], *, lenient: bool = False
+) -> dict[str, str]:
+    """``canonical_fields`` one pair after the other: the refusals (an OAuth parameter, a repeat) and the
+    warnings in the order of the pairs."""
     fields: dict[str, str] = {}
     for name, value in pairs:
         if name.startswith("oauth_"):
@@ -108,7 +159,7 @@ def check_fields(op: Operation, fields: Mapping[str, str], warnings: list[str], 
     A missing mandatory field names what was sent instead, when another spelling of it was; a
     lenient simulator lets ``LENIENT_OPTIONAL`` fields (login, address...) go with a warning.
     """
-    problems = request_problems(op, fields, required=op.lenient_required if lenient else None)
+    problems = request_problems(op, fields, required=op.lenient_required if lenient else None, clean=True)
     if problems:
         raise field_error("; ".join(_hinted(op, str(p), p.field, fields) for p in problems))
     if lenient:

@@ -20,14 +20,16 @@ from toolkit.signing import callback_control
 from toolkit.simulator.clock import SimClock
 from toolkit.simulator.errors import SimError, state_error
 from toolkit.simulator.settings import Merchant, SimulatorSettings
-from toolkit.simulator.store import Row, Store, dumps, loads, row_id
+from toolkit.simulator.store import Row, Store, dumps, loads, next_id_sql, row_id
 
 # Transaction kinds that start an order (a duplicate client_orderid among them is worth a warning).
 INITIAL_KINDS = ("sale", "preauth", "account-verification", "rebill", "payout", "payout-check", "transfer")
-# The merchant's latest order with a client_orderid (``_check_repeat``), the SQL built once
-_REPEAT_SQL = (
-    "SELECT * FROM transactions WHERE login=? AND client_orderid=? AND id=orderid "
-    f"AND kind IN ({','.join('?' * len(INITIAL_KINDS))}) ORDER BY id DESC LIMIT 1"
+# A new order (``_insert_tx``): the id of the merchant's latest order with its client_orderid (``_check_repeat``)
+# and the id the new order gets, in one statement built once
+_NEW_ORDER_SQL = (
+    "SELECT (SELECT id FROM transactions WHERE login=? AND client_orderid=? AND id=orderid "
+    f"AND kind IN ({','.join('?' * len(INITIAL_KINDS))}) ORDER BY id DESC LIMIT 1) AS repeated, "
+    f"{next_id_sql('transactions')} AS next_id"
 )
 # The latest transaction of the merchant's order (``latest_of``): by orderid, or by client_orderid (the latest
 # order with it), in one statement; each step uses an index (the key, ``tx_client``, ``tx_order``).
@@ -35,6 +37,10 @@ _LATEST = "SELECT * FROM transactions WHERE id=(SELECT MAX(id) FROM transactions
 LATEST_BY_ORDERID = _LATEST.format(order="SELECT id FROM transactions WHERE id=? AND orderid=id AND login=?")
 LATEST_BY_CLIENT_ORDERID = _LATEST.format(
     order="SELECT id FROM transactions WHERE login=? AND client_orderid=? AND orderid=id ORDER BY id DESC LIMIT 1"
+)
+_BY_REQUEST_SQL = (
+    "SELECT * FROM transactions WHERE serial=? AND login=? UNION ALL "
+    "SELECT t.* FROM requests r JOIN transactions t ON t.id=r.tx WHERE r.serial=? AND t.login=? LIMIT 1"
 )
 STAGE_PREFIX = {
     "sale": "sale",
@@ -251,11 +257,8 @@ class Engine:
         return self.store.all("SELECT * FROM transactions WHERE orderid=? ORDER BY id", (order["orderid"],))
 
     def by_request(self, login: str, serial: str) -> Row | None:
-        """The transaction a request (its serial-number) made or acted on."""
-        return self.store.one(
-            "SELECT t.* FROM requests r JOIN transactions t ON t.id=r.tx WHERE r.serial=? AND t.login=?",
-            (serial, login),
-        )
+        """The transaction a request (its serial-number) made (its ``serial``) or acted on (``requests``)."""
+        return self.store.one(_BY_REQUEST_SQL, (serial, login, serial, login))
 
     def remember_request(self, serial: str, tx: Row) -> None:
         """``status`` with ``by-request-sn`` finds ``tx`` by this request's serial-number."""
@@ -321,17 +324,22 @@ class Engine:
             )
         row.update(values)
         if order is None and kind in INITIAL_KINDS:
-            self._check_repeat(call, kind, row)
+            new = self.store.one(_NEW_ORDER_SQL, (call.merchant.login, call.client_orderid, *INITIAL_KINDS))
+            assert new is not None
+            if new["repeated"] is not None:
+                self._check_repeat(call, kind, row, self.tx(new["repeated"]))
+            next_id = int(new["next_id"])
+        elif order is None:
+            next_id = self.store.next_id("transactions")
         if decided:  # what ``decide`` would write next
             plan = (row["plan_status"], row.get("plan_code", ""), row.get("plan_message", ""))
             row.update(self._final_values(row, *plan))
         if order is None:  # a new order: its orderid is its initial transaction's id, the id AUTOINCREMENT gives next
-            row["id"] = row["orderid"] = self.store.next_id("transactions")
-        tx = self.store.insert_row("transactions", row)
-        self.remember_request(call.serial, tx)
-        return tx
+            row["id"] = row["orderid"] = next_id
+        # (``by_request`` finds the transaction by its own serial: no ``requests`` row for the request that made it)
+        return self.store.insert_row("transactions", row)
 
-    def _check_repeat(self, call: Call, kind: str, row: dict[str, Any]) -> None:
+    def _check_repeat(self, call: Call, kind: str, row: dict[str, Any], existing: Row) -> None:
         """The idempotency rule for a new order whose client_orderid the merchant already used.
 
         - The earlier order failed (declined, filtered, error): a new order is made (a retry), with a warning.
@@ -340,9 +348,6 @@ class Engine:
         - It lives and the request differs: refused (a lenient simulator makes a new order, with a warning).
         Checked inside the caller's ``BEGIN IMMEDIATE`` transaction, so concurrent repeats cannot both create.
         """
-        existing = self.store.one(_REPEAT_SQL, (call.merchant.login, call.client_orderid, *INITIAL_KINDS))
-        if existing is None:
-            return
         if existing["status"] in FAILED:
             call.warnings.append(
                 f"client_orderid {call.client_orderid} was used by {existing['kind']} orderid {existing['orderid']}, "

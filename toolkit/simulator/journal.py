@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import operator
 import threading
 from typing import Any, Protocol
 
@@ -122,14 +123,16 @@ class MemoryJournal:
 def _size(entry: dict[str, Any]) -> int:
     """About the size of an entry in characters (its text, with room for the names and punctuation): cheaper
     than encoding it, and what the memory budget counts."""
-    size = 256 + sum(len(entry[name]) for name in _TEXTS)
+    size = 256 + sum(map(len, _TEXTS_OF(entry)))
     fields, warnings = entry["fields"], entry["warnings"]
     size += sum(map(len, fields)) + sum(map(len, fields.values())) + 8 * len(fields)
     return size + sum(map(len, warnings)) + 4 * len(warnings)
 
 
 # The text values of an entry (``at``, a float, and ``http_status`` count in the 256 of room).
-_TEXTS = ("login", "operation", "path", "response_type", "serial", "orderid", "client_orderid", "error")
+_TEXTS_OF = operator.itemgetter(
+    "login", "operation", "path", "response_type", "serial", "orderid", "client_orderid", "error"
+)
 
 
 class SqliteJournal:

@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS transactions (
     created_at REAL NOT NULL, updated_at REAL NOT NULL, extra TEXT NOT NULL DEFAULT '{}');
 CREATE INDEX IF NOT EXISTS tx_order ON transactions(orderid);
 CREATE INDEX IF NOT EXISTS tx_client ON transactions(login, client_orderid);
+CREATE INDEX IF NOT EXISTS tx_serial ON transactions(serial);
 CREATE TABLE IF NOT EXISTS requests (serial TEXT PRIMARY KEY, tx INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS tx_parent ON transactions(parent) WHERE parent IS NOT NULL;
 CREATE INDEX IF NOT EXISTS tx_due ON transactions(status, decide_at) WHERE decide_at IS NOT NULL;
@@ -125,6 +126,14 @@ def row_id(text: str) -> int | None:
         return None
     value = int(text)
     return value if value <= MAX_ROW_ID else None
+
+
+def next_id_sql(table: str) -> str:
+    """An SQL expression: the id the next insert into ``table`` (an AUTOINCREMENT key) gets."""
+    return (
+        f"(SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name='{table}'), 0), COALESCE(MAX(id), 0)) + 1"
+        f" FROM {table})"
+    )
 
 
 class Store:
@@ -281,11 +290,7 @@ class Store:
 
     def next_id(self, table: str) -> int:
         """The id the next insert into ``table`` (an AUTOINCREMENT key) gets; only meaningful inside a transaction."""
-        row = self.one(
-            f"SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name=?), 0), COALESCE(MAX(id), 0)) + 1 AS id"
-            f" FROM {table}",
-            (table,),
-        )
+        row = self.one(f"SELECT {next_id_sql(table)} AS id")
         assert row is not None
         return int(row["id"])
 
