@@ -133,6 +133,27 @@ def test_added_middleware_sees_the_quick_answers_too(gate: threading.Event):
     assert lines == ["/_sim/health", "/_sim/merchants"]
 
 
+def test_gateway_operations_go_through_added_middleware_before_and_after_the_app(gate: threading.Event):
+    """The front door answers the gateway inside ``server.add_middleware``'s middleware, app built or not;
+    middleware added to ``server.app`` itself sees them too (the app answers them then)."""
+    lines: list[str] = []
+    server = SimulatorServer()
+    server.add_middleware(_Counting, lines=lines)
+    with server, GatewayClient(server.client_config()) as client:
+        client.sale(sale_fields())  # before the app
+        gate.set()
+        server.app  # (waits for the app)
+        client.sale(sale_fields())  # after it
+    assert lines == ["/paynet/api/v2/sale/1001", "/paynet/api/v2/sale/1001"]
+
+    on_app: list[str] = []
+    server = SimulatorServer()
+    server.app.add_middleware(_Counting, lines=on_app)
+    with server, GatewayClient(server.client_config()) as client:
+        client.sale(sale_fields())
+    assert on_app == ["/paynet/api/v2/sale/1001"]
+
+
 class _Counting:
     def __init__(self, app: Any, lines: list[str]) -> None:
         self.app = app

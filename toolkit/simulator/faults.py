@@ -179,20 +179,27 @@ class DropMiddleware:
             if not scope.get(_DROP):
                 await send(message)
             elif message["type"] == "http.response.start":
-                await self._drop(scope, send)
+                await drop_connection(scope, send, self.finder())
 
         await self.app(scope, receive, guarded)
 
-    async def _drop(self, scope: Scope, send: Send) -> None:
-        finder, client = self.finder(), scope.get("client")
-        transport = finder((client[0], client[1])) if finder is not None and client else None
-        if transport is not None:
-            transport.close()
-            await asyncio.sleep(0)  # let the server see the connection go; what the app sends next is discarded
-            return
-        head: list[tuple[bytes, bytes]] = [(b"content-type", b"text/plain"), (b"content-length", b"1048576")]
-        await send({"type": "http.response.start", "status": 200, "headers": head})
-        await send({"type": "http.response.body", "body": b"injected fault: drop", "more_body": True})
+
+def marked_for_drop(scope: Scope) -> bool:
+    """The fault hook marked this request ``drop``: its answer must become a closed connection."""
+    return bool(scope.get(_DROP))
+
+
+async def drop_connection(scope: Scope, send: Send, finder: TransportFinder | None) -> None:
+    """What ``DropMiddleware`` does instead of answering a request marked ``drop`` (see there)."""
+    client = scope.get("client")
+    transport = finder((client[0], client[1])) if finder is not None and client else None
+    if transport is not None:
+        transport.close()
+        await asyncio.sleep(0)  # let the server see the connection go; what the app sends next is discarded
+        return
+    head: list[tuple[bytes, bytes]] = [(b"content-type", b"text/plain"), (b"content-length", b"1048576")]
+    await send({"type": "http.response.start", "status": 200, "headers": head})
+    await send({"type": "http.response.body", "body": b"injected fault: drop", "more_body": True})
 
 
 def install_state(state: Any) -> None:

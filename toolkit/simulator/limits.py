@@ -88,24 +88,36 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = _content_length(scope)
-        if declared is not None and declared > self.limit:
-            await _refuse(scope, receive, send, f"{declared} bytes", self.limit, linger=declared <= LINGER_BYTES)
-            return
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return  # the client went away (or was too slow): nobody to answer
-            size += len(message.get("body", b""))
-            if size > self.limit:
-                await _refuse(scope, receive, send, f"more than {self.limit} bytes", self.limit, linger=True)
-                return
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        await self.app(scope, _replay(b"".join(chunks), receive), send)
+        body = await read_body(scope, receive, send, self.limit)
+        if body is not None:
+            await self.app(scope, _replay(body, receive), send)
+
+
+async def read_body(scope: Scope, receive: Receive, send: Send, limit: int) -> bytes | None:
+    """The whole body of an HTTP request, up to ``limit`` bytes; None when there is nobody to answer any more
+    (a 413 was sent, or the client went away)."""
+    declared = _content_length(scope)
+    if declared is not None and declared > limit:
+        await _refuse(scope, receive, send, f"{declared} bytes", limit, linger=declared <= LINGER_BYTES)
+        return None
+    message = await receive()
+    if message["type"] == "http.request" and not message.get("more_body", False):  # the usual: one message
+        body: bytes = message.get("body", b"")
+        if len(body) <= limit:
+            return body
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        if message["type"] == "http.disconnect":
+            return None  # the client went away (or was too slow): nobody to answer
+        size += len(message.get("body", b""))
+        if size > limit:
+            await _refuse(scope, receive, send, f"more than {limit} bytes", limit, linger=True)
+            return None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+        message = await receive()
 
 
 async def whole_body(receive: Receive) -> bytes:

@@ -1,18 +1,21 @@
-"""The simulator's first moments: the gateway API and ``GET /_sim/health`` answer while the FastAPI app is built.
+"""The simulator's front door: the gateway API at once, ``GET /_sim/health`` while the FastAPI app is built.
 
 ``QuickStart`` is the ASGI app that ``SimulatorServer`` gives uvicorn.  Importing FastAPI and pydantic
-and building the app take most of a start; the gateway's operations do not need them (they go through
-``routes.GatewayDispatch``, plain ASGI), so until the app is ready:
+and building the app take most of a start; the gateway's operations do not need them, so:
 
-- a gateway operation (``POST /paynet/api/.../<id>`` of the catalogue) and ``GET /_sim/health`` are
-  answered at once, through the same middleware as in the app, in the same order (the request log if
-  ``add_middleware`` added one, ``ControlGuard``, ``BodyLimit``, the ``drop`` fault, then the dispatch);
+- a gateway operation (``POST /paynet/api/.../<id>`` of the catalogue) is answered by
+  ``routes.GatewayFront`` (plain ASGI: the body limit, the operation, the ``drop`` fault), inside the
+  middleware ``add_middleware`` added (the request log), before and after the app is built: the
+  framework's layers have nothing to add to these requests, and their cost per request is saved
+  (middleware added to ``server.app`` itself sends them through the app, which answers them as well);
+- until the app is ready, ``GET /_sim/health`` is answered at once through the app's middleware, in its
+  order (the request log, ``ControlGuard``, ``BodyLimit``, the ``drop`` fault);
 - anything else (pages, the rest of the control API, ``openapi.json``, a 404 or 405) waits for the app
   (an asyncio future on the builder's result: no polling), then the app answers it as always.
 
-Once the app is ready every request goes to it.  Both share one ``State`` (``core.build_state``); the
-lifespan (scheduler, callback pool) is run here, once.  Nothing this module imports loads FastAPI or
-pydantic (``tests/simulator/test_quickstart.py`` checks it in a fresh interpreter).
+Both share one ``State`` (``core.build_state``); the lifespan (scheduler, callback pool) is run here,
+once.  Nothing this module imports loads FastAPI or pydantic (``tests/simulator/test_quickstart.py``
+checks it in a fresh interpreter).
 """
 
 from __future__ import annotations
@@ -61,9 +64,11 @@ class QuickStart:
         self.state = state
         self._build = build
         self._middleware: list[Middleware] = []
-        self._table = routes.dispatch_table(routes.gateway_routes())
+        self._gateway = routes.GatewayFront(routes.dispatch_table(routes.gateway_routes()), self)
+        self._front: ASGIApp | None = None  # the gateway, inside the added middleware
         self._quick: ASGIApp | None = None
         self._full: FastAPI | None = None
+        self._own_middleware = 0  # the app's middleware when built: more means someone added to ``server.app``
         self._future: Future[FastAPI] | None = None
         self._builder: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -75,7 +80,7 @@ class QuickStart:
 
         Call it before the server starts."""
         with self._lock:
-            if self._quick is not None:
+            if self._quick is not None or self._front is not None:
                 raise RuntimeError("add middleware before the simulator starts")
             self._middleware.append((factory, options))
             built = self._full
@@ -116,6 +121,7 @@ class QuickStart:
             with self._lock:
                 for factory, options in self._middleware:
                     app.add_middleware(factory, **options)
+                self._own_middleware = len(app.user_middleware)
                 self._full = app
         except BaseException as exc:
             log.exception("the simulator's app could not be built")
@@ -130,7 +136,12 @@ class QuickStart:
             await self._lifespan(receive, send)
             return
         full = self._full
-        if full is None and scope["type"] == "http" and self._answers_now(scope):
+        if self._gateway.find(scope) is not None and (
+            full is None or len(full.user_middleware) == self._own_middleware
+        ):
+            await (self._front or self._front_app())(scope, receive, send)
+            return
+        if full is None and scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == HEALTH:
             scope["app"] = self  # what ``request.app`` is for the handlers: the shared ``state``
             await self._quick_app()(scope, receive, send)
             return
@@ -140,21 +151,19 @@ class QuickStart:
             full = await asyncio.wrap_future(self._future)
         await full(scope, receive, send)
 
-    def _answers_now(self, scope: Scope) -> bool:
-        """A gateway operation (what ``GatewayDispatch`` takes) or the health check."""
-        if scope.get("root_path"):
-            return False
-        path: str = scope["path"]
-        if scope["method"] == "POST":
-            prefix, _, path_id = path.rpartition("/")
-            return bool(path_id) and prefix in self._table
-        return scope["method"] == "GET" and path == HEALTH
+    def _front_app(self) -> ASGIApp:
+        with self._lock:
+            if self._front is None:
+                app: ASGIApp = self._gateway
+                for factory, options in self._middleware:
+                    app = factory(app, **options)
+                self._front = app
+            return self._front
 
     def _quick_app(self) -> ASGIApp:
         if self._quick is None:
             settings = self.state.settings
-            app: ASGIApp = routes.GatewayDispatch(_health, self._table)
-            app = faults.drop_middleware(app, self.state)
+            app: ASGIApp = faults.drop_middleware(_health, self.state)
             app = BodyLimit(app, limit=settings.max_body_bytes)
             app = ControlGuard(app, token=settings.control_token, public_url=settings.public_url)
             with self._lock:

@@ -9,6 +9,7 @@ from html import escape
 from typing import Any
 
 from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from toolkit.operations import ResponseKind
 from toolkit.simulator import urls
@@ -30,11 +31,28 @@ def new_serial() -> str:
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
-def respond(json_mode: bool, http_status: int, body: dict[str, str]) -> Response:
+class GatewayResponse(Response):
+    """An answer of the gateway API: the ``Response`` Starlette would send (content-length, then content-type),
+    made without its general machinery (rendering, a headers object, background tasks)."""
+
+    def __init__(self, body: bytes, status_code: int, content_type: bytes) -> None:  # (no super().__init__)
+        self.body, self.status_code, self.background = body, status_code, None
+        self.media_type = content_type.decode("latin-1")
+        self.raw_headers = [(b"content-length", str(len(body)).encode("latin-1")), (b"content-type", content_type)]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        await send({"type": "http.response.body", "body": self.body})
+
+
+_JSON_TYPE, _LEGACY_TYPE = MEDIA_TYPE.encode("latin-1"), LEGACY_TYPE.encode("latin-1")
+
+
+def respond(json_mode: bool, http_status: int, body: dict[str, str]) -> GatewayResponse:
     """JSON with the HTTP status; legacy mode answers 200 with the same ``type`` (behaviour 2)."""
     if json_mode:
-        return Response(encode_json(body), status_code=http_status, media_type=MEDIA_TYPE)
-    return Response(encode_legacy(body), status_code=200, media_type=LEGACY_TYPE)
+        return GatewayResponse(encode_json(body).encode("utf-8"), http_status, _JSON_TYPE)
+    return GatewayResponse(encode_legacy(body).encode("utf-8"), 200, _LEGACY_TYPE)
 
 
 def error_body(serial: str, error: SimError) -> dict[str, str]:

@@ -10,15 +10,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from starlette.datastructures import State
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolkit.operations import AuthScheme, Operation, iter_operations
-from toolkit.simulator import checks, destinations, journal, limits, pools, render, urls
+from toolkit.simulator import checks, destinations, faults, journal, limits, pools, render, urls
 from toolkit.simulator.engine import Call, Engine
 from toolkit.simulator.errors import SimError, endpoint_error, server_error
 from toolkit.simulator.store import Store
@@ -31,7 +33,8 @@ log = logging.getLogger("gatekit.simulator")
 # A fault plan hook (the control API installs one), run in a gateway thread: raises SimError or returns the
 # seconds to delay the answer (0: none); None by default.
 FaultHook = Callable[[Request, Operation], float]
-Handler = Callable[[Request], Awaitable[Response]]  # a gateway operation's endpoint
+Answer = render.GatewayResponse
+Handler = Callable[[Request], Awaitable[Answer]]  # a gateway operation's endpoint (a route's)
 
 
 def public_base(request: Request) -> str:
@@ -115,24 +118,38 @@ def accept(
 INLINE_BYTES = 8 * 1024
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """A gateway operation at one addressing mode (by endpoint or endpoint group), and its route's handler."""
+
+    op: Operation
+    by_group: bool
+    handler: Handler
+
+
 def make_handler(op: Operation, by_group: bool) -> Handler:
-    async def handler(request: Request) -> Response:
+    async def handler(request: Request) -> Answer:
         raw = await limits.whole_body(request.receive)  # whole and small: limits.BodyLimit read it
-        serial = render.new_serial()
-        answered = await _answer(request, op, by_group, raw, serial, faults=True)
-        if isinstance(answered, float):  # a delay fault: wait here (no thread held), then answer
-            await asyncio.sleep(answered)
-            answered = await _answer(request, op, by_group, raw, serial, faults=False)
-        assert isinstance(answered, Response)
-        return answered
+        return await respond(request, op, by_group, raw)
 
     handler.__name__ = f"{op.name}{'_group' if by_group else ''}"
     return handler
 
 
+async def respond(request: Request, op: Operation, by_group: bool, raw: bytes) -> Answer:
+    """The answer to the body ``raw`` of a request for ``op`` (a delay fault waits here: no thread held)."""
+    serial = render.new_serial()
+    answered = await _answer(request, op, by_group, raw, serial, faults=True)
+    if isinstance(answered, float):  # a delay fault: wait here, then answer
+        await asyncio.sleep(answered)
+        answered = await _answer(request, op, by_group, raw, serial, faults=False)
+    assert isinstance(answered, render.GatewayResponse)
+    return answered
+
+
 async def _answer(
     request: Request, op: Operation, by_group: bool, raw: bytes, serial: str, *, faults: bool
-) -> Response | float:
+) -> Answer | float:
     """``answer`` on the event loop when it cannot wait there (small body, free in-memory store), else in a thread."""
     store: Store = request.app.state.store
     if len(raw) <= INLINE_BYTES and store.in_memory and store.hold_if_free():
@@ -143,9 +160,7 @@ async def _answer(
     return await pools.run(pools.of(request).gateway, answer, request, op, by_group, raw, serial, faults=faults)
 
 
-def answer(
-    request: Request, op: Operation, by_group: bool, raw: bytes, serial: str, *, faults: bool
-) -> Response | float:
+def answer(request: Request, op: Operation, by_group: bool, raw: bytes, serial: str, *, faults: bool) -> Answer | float:
     """parse -> check -> engine -> render, journaled; first the fault plans (``faults``): a delay is returned.
 
     Run in a gateway thread, or on the event loop by ``_answer`` when nothing in it can wait."""
@@ -216,25 +231,64 @@ class GatewayDispatch:
     The route's ``endpoint`` and ``path_params`` are set in the scope as the router sets them.
     """
 
-    def __init__(self, app: ASGIApp, table: dict[str, Handler]) -> None:
+    def __init__(self, app: ASGIApp, table: dict[str, Endpoint]) -> None:
         self.app = app
         self.table = table
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path"):
             prefix, _, path_id = scope["path"].rpartition("/")
-            handler = self.table.get(prefix)
-            if handler is not None and path_id:
-                scope["endpoint"] = handler
+            endpoint = self.table.get(prefix)
+            if endpoint is not None and path_id:
+                scope["endpoint"] = endpoint.handler
                 scope["path_params"] = {"path_id": path_id}
-                response = await handler(Request(scope, receive))
+                response = await endpoint.handler(Request(scope, receive))
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
 
-def gateway_routes() -> list[tuple[str, Handler]]:
-    """(path template, handler): one per operation and addressing mode (group routes answer a clear error
+class GatewayFront:
+    """ASGI app for the gateway operations only (``find`` tells which requests): what the app's middleware
+    and ``GatewayDispatch`` do for them, in one step.
+
+    The body is read whole within ``max_body_bytes`` (``limits.read_body``: a 413 beyond), the operation
+    answers (``respond``), and a request the ``drop`` fault marked gets a closed connection instead
+    (``faults.drop_connection``).  ``ControlGuard`` has nothing to do here (it guards ``/_sim/``), nor the
+    framework's error pages (``answer`` turns any failure into the gateway's ``type=error``).
+    ``SimulatorServer`` sends every gateway operation here (``quickstart``), before and after its app is built.
+    """
+
+    def __init__(self, table: dict[str, Endpoint], app: Any) -> None:
+        self.table = table
+        self.app = app  # what ``request.app`` is for the handlers (its ``state``: engine, settings...)
+        self.state: State = app.state
+
+    def find(self, scope: Scope) -> Endpoint | None:
+        """The operation of a gateway request (``POST .../<path_id>`` under a known path), else None."""
+        if scope["type"] != "http" or scope["method"] != "POST" or scope.get("root_path"):
+            return None
+        prefix, _, path_id = scope["path"].rpartition("/")
+        return self.table.get(prefix) if path_id else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        endpoint = self.find(scope)
+        assert endpoint is not None, "GatewayFront answers the requests its find() knows"
+        scope["app"] = self.app
+        scope["endpoint"] = endpoint.handler
+        scope["path_params"] = {"path_id": scope["path"].rpartition("/")[2]}
+        raw = await limits.read_body(scope, receive, send, self.state.settings.max_body_bytes)
+        if raw is None:
+            return  # answered 413, or the client went away
+        response = await respond(Request(scope, receive), endpoint.op, endpoint.by_group, raw)
+        if faults.marked_for_drop(scope):
+            await faults.drop_connection(scope, send, self.state.transport_finder)
+            return
+        await response(scope, receive, send)
+
+
+def gateway_routes() -> list[tuple[str, Endpoint]]:
+    """(path template, endpoint): one per operation and addressing mode (group routes answer a clear error
     when not allowed), in the catalogue's order."""
     found = []
     for op in iter_operations():
@@ -243,16 +297,16 @@ def gateway_routes() -> list[tuple[str, Handler]]:
                 "{endpointGroupId}", "{path_id}"
             )
             assert template.endswith("/{path_id}") and template.count("{") == 1, template
-            found.append((template, make_handler(op, by_group)))
+            found.append((template, Endpoint(op, by_group, make_handler(op, by_group))))
     return found
 
 
-def dispatch_table(found: list[tuple[str, Handler]]) -> dict[str, Handler]:
-    """``GatewayDispatch``'s table: the path without ``/{path_id}`` -> the handler (the first route wins,
+def dispatch_table(found: list[tuple[str, Endpoint]]) -> dict[str, Endpoint]:
+    """``GatewayDispatch``'s table: the path without ``/{path_id}`` -> the endpoint (the first route wins,
     as in the router)."""
-    table: dict[str, Handler] = {}
-    for template, handler in found:
-        table.setdefault(template.removesuffix("/{path_id}"), handler)
+    table: dict[str, Endpoint] = {}
+    for template, endpoint in found:
+        table.setdefault(template.removesuffix("/{path_id}"), endpoint)
     return table
 
 
@@ -260,7 +314,7 @@ def install(app: FastAPI) -> None:
     """One route per operation and addressing mode, and ``GatewayDispatch`` in front of them."""
     app.add_exception_handler(HTTPException, _no_operation)
     found = gateway_routes()
-    for template, handler in found:
+    for template, endpoint in found:
         # A plain Starlette route: the handler reads its own body, FastAPI's parameter solving is not needed
-        app.router.add_route(template, handler, methods=["POST"], include_in_schema=False)
+        app.router.add_route(template, endpoint.handler, methods=["POST"], include_in_schema=False)
     app.add_middleware(GatewayDispatch, table=dispatch_table(found))  # innermost: the limit and faults run first
