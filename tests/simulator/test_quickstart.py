@@ -142,7 +142,7 @@ def test_gateway_operations_go_through_added_middleware_before_and_after_the_app
     with server, GatewayClient(server.client_config()) as client:
         client.sale(sale_fields())  # before the app
         gate.set()
-        server.app  # (waits for the app)
+        assert server.app.state is server.state  # (waits for the app)
         client.sale(sale_fields())  # after it
     assert lines == ["/paynet/api/v2/sale/1001", "/paynet/api/v2/sale/1001"]
 
