@@ -3,7 +3,8 @@
 - ``limits._split_form`` unquotes a whole body at once when it can: the pairs are
   ``urllib.parse.parse_qsl``'s, for bodies made of escapes, separators and multi-byte characters;
 - ``render.new_serial`` writes a version 4 UUID as ``str(uuid.uuid4())`` does;
-- ``fields.luhn_ok`` and ``fields.card_brand`` answer as the plain rules do.
+- ``fields.luhn_ok`` and ``fields.card_brand`` answer as the plain rules do;
+- ``wire.encode_json`` writes what ``json.dumps`` writes.
 
 (``Engine.latest_of``, status in one statement, is held to the order's latest transaction by
 ``test_api_followups.py::test_the_order_status_is_its_latest_transaction_and_a_request_keeps_its_own``;
@@ -12,6 +13,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from urllib.parse import parse_qsl
 
@@ -21,6 +23,7 @@ from hypothesis import strategies as st
 from toolkit.fields import _BRANDS, card_brand, luhn_ok
 from toolkit.simulator import render
 from toolkit.simulator.limits import _split_form
+from toolkit.wire import encode_json
 
 # Pieces of form bodies: separators, their escapes (%26, %3D), escapes of multi-byte characters cut anywhere,
 # plus signs, a lone percent sign, raw non-ASCII text.
@@ -71,3 +74,10 @@ def test_luhn_and_brand_give_what_the_plain_rules_give(number: str) -> None:
     assert card_brand(number) == _brand_by_the_list(number)
     for prefix in ("6011", "65", "2221", "2720", "2721", "5", "56", "6"):  # brands that share leading digits
         assert card_brand(prefix + number) == _brand_by_the_list(prefix + number)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), st.text(max_size=20) | st.integers() | st.lists(st.text(max_size=3))))
+def test_json_answers_are_what_json_dumps_writes(fields: dict[str, object]) -> None:
+    """``wire.encode_json`` writes text values itself (escaped by the encoder's own function)."""
+    assert encode_json(fields) == json.dumps(fields, ensure_ascii=False)  # type: ignore[arg-type]

@@ -39,11 +39,22 @@ def build_engine(settings: SimulatorSettings, store: Store, clock: SimClock, sch
     return engine
 
 
+class SimulatorState(State):
+    """``app.state`` with plain attributes: Starlette's ``State`` finds each through ``__getattr__`` (a Python
+    call), and every gateway request reads several (engine, settings, journal, fault hook...)."""
+
+    def __setattr__(self, key: str, value: object) -> None:
+        object.__setattr__(self, key, value)
+
+    def __delattr__(self, key: str) -> None:
+        object.__delattr__(self, key)
+
+
 def build_state(
     settings: SimulatorSettings | None = None, store: Store | None = None, *, clock: SimClock | None = None
 ) -> State:
     """A simulator's state, ready for ``start``."""
-    state = State()
+    state = SimulatorState()
     state.settings = settings = settings or default_settings()
     state.store = store = store or Store()
     state.clock = clock = clock or SimClock()

@@ -123,10 +123,9 @@ class MemoryJournal:
 def _size(entry: dict[str, Any]) -> int:
     """About the size of an entry in characters (its text, with room for the names and punctuation): cheaper
     than encoding it, and what the memory budget counts."""
-    size = 256 + sum(map(len, _TEXTS_OF(entry)))
     fields, warnings = entry["fields"], entry["warnings"]
-    size += sum(map(len, fields)) + sum(map(len, fields.values())) + 8 * len(fields)
-    return size + sum(map(len, warnings)) + 4 * len(warnings)
+    text = "".join(_TEXTS_OF(entry)) + "".join(fields) + "".join(fields.values()) + "".join(warnings)
+    return 256 + len(text) + 8 * len(fields) + 4 * len(warnings)
 
 
 # The text values of an entry (``at``, a float, and ``http_status`` count in the 256 of room).

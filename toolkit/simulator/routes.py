@@ -50,22 +50,38 @@ def _local_root(request: Request) -> str:
     server = request.scope.get("server")
     if not server or server[1] is None:
         return f"{scheme}://127.0.0.1"
-    host, port = server
-    host = f"[{host}]" if ":" in host else host
-    return f"{scheme}://{host}:{port}"
+    root = _ROOTS.get((scheme, server))
+    if root is None:
+        host, port = server
+        host = f"[{host}]" if ":" in host else host
+        root = f"{scheme}://{host}:{port}"
+        if len(_ROOTS) < 64:  # (a server has one or two addresses)
+            _ROOTS[(scheme, server)] = root
+    return root
+
+
+_ROOTS: dict[tuple[str, tuple[str, int]], str] = {}  # (scheme, the socket's address) -> its root URL
 
 
 def _path(request: Request) -> str:
     """``request.url.path`` without building the URL when the scope's path is already what it gives."""
     path: str = request.scope["path"]
-    if request.scope.get("root_path") or any(char in path for char in "?#\t\r\n"):
-        return request.url.path
+    if request.scope.get("root_path") or "?" in path or "#" in path or not path.isprintable():
+        return request.url.path  # (isprintable: no tab, carriage return or line feed)
     return path
 
 
 def _wants_json(request: Request) -> bool:
     """JSON for ``Accept: application/vnd.pay+json``; the legacy ``key=value`` form otherwise."""
-    return MEDIA_TYPE in request.headers.get("accept", "")
+    return MEDIA_TYPE in _header(request, b"accept")
+
+
+def _header(request: Request, name: bytes) -> str:
+    """A request header (its first value; "" when absent) without building the request's ``Headers``."""
+    for key, value in request.scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")  # type: ignore[no-any-return]
+    return ""
 
 
 def _parse_body(pairs: list[tuple[str, str]] | None, warnings: list[str], content_type: str) -> list[tuple[str, str]]:
@@ -89,7 +105,7 @@ def accept(
     """Every check of a request, in order; returns the Call (with the request's ``serial``) for the engine."""
     address = checks.resolve(engine.settings, op, path_id, by_group)
     lenient = engine.settings.is_lenient(address.merchant)
-    pairs = _parse_body(body, warnings, request.headers.get("content-type", ""))
+    pairs = _parse_body(body, warnings, _header(request, b"content-type"))
     fields = checks.canonical_fields(op, pairs, warnings, lenient=lenient)
     checks.check_login(op, fields, address)
     if op.auth.is_oauth:  # the signature first: an unsigned request learns nothing about its fields
