@@ -50,22 +50,29 @@ def control_parts(
     With ``strict=False`` nothing is raised: a missing part is the empty string and an amount
     that has no minor units is taken as sent (to let the gateway itself reject such a request).
     """
-    values = {name: str(value).strip() for name, value in fields.items()}
     parts: list[tuple[str, str]] = []
     for part in formula.parts:
         if part == ENDPOINT_ID:
             parts.append((part, str(endpoint_id)))
-        elif part == LOGIN:
+            continue
+        if part == LOGIN:
             parts.append((part, login))
-        elif part not in values or values[part] == "":
+            continue
+        value = _stripped(fields, part)  # (only the formula's fields: a sale sends many more)
+        if value == "":
             if strict and part not in formula.optional:
                 raise KeyError(part)
             parts.append((part, ""))
         elif part == "amount":
-            parts.append((part, _minor_units_part(values["amount"], values.get("currency", ""), strict)))
+            parts.append((part, _minor_units_part(value, _stripped(fields, "currency"), strict)))
         else:
-            parts.append((part, values[part]))
+            parts.append((part, value))
     return parts
+
+
+def _stripped(fields: Mapping[str, str], name: str) -> str:
+    value = fields.get(name)
+    return "" if value is None else str(value).strip()
 
 
 def _minor_units_part(amount: str, currency: str, strict: bool) -> str:

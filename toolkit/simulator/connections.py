@@ -23,6 +23,7 @@ from toolkit.simulator.settings import SimulatorSettings
 
 MAX_CONNECTIONS = 1024
 KEEP_ALIVE = 5  # seconds an idle keep-alive connection stays open (uvicorn's default)
+LINGER = 1.0  # seconds a connection closed for being too slow is still read (and dropped) before it closes
 _TIMEOUT_TEXT = b"the request did not arrive in time (request_timeout): connection closed\n"
 _TIMEOUT_ANSWER = (
     b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
@@ -39,10 +40,13 @@ class GuardedH11Protocol(H11Protocol):
         self._due: float | None = None  # when the awaited request must be whole (None: not awaiting one)
         self._timer: asyncio.TimerHandle | None = None
         self._partial = False
+        self._lingering = False  # closed for the client after a 408: what it still sends is read and dropped
         super().connection_made(transport)
         self._follow()
 
     def data_received(self, data: bytes) -> None:
+        if self._lingering:
+            return
         self._partial = True
         super().data_received(data)
         self._follow()
@@ -94,7 +98,16 @@ class GuardedH11Protocol(H11Protocol):
         if cycle is not None and not cycle.response_complete:
             cycle.disconnected = True
             cycle.message_event.set()
-        self.transport.close()
+        self._linger()
+
+    def _linger(self) -> None:
+        """Close after the 408 without losing it: a socket closed with unread bytes sends a reset, and a client
+        still sending (a byte at a time) would get that reset instead of the answer.  So the end of the stream
+        is sent after the answer, what comes is read and dropped, and the connection closes ``LINGER`` later."""
+        self._lingering = True
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(LINGER, self.transport.close)
 
 
 def protocol_class(request_timeout: float) -> type[GuardedH11Protocol]:

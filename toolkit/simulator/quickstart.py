@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("gatekit.simulator")
 
 HEALTH = control.PREFIX + "/health"
+# Held while an app is built: two simulators of one process (tests, notebooks) starting together would build
+# their FastAPI apps in two threads, and pydantic then fails now and then ("AttributeError: __pydantic_core_schema__").
+_BUILDING = threading.Lock()
 Middleware = tuple[Callable[..., Any], dict[str, Any]]  # an ASGI middleware class (or factory) and its options
 
 
@@ -117,7 +120,8 @@ class QuickStart:
 
     def _run_build(self, future: Future[FastAPI]) -> None:
         try:
-            app = self._build()
+            with _BUILDING:  # one app at a time in a process: pydantic's schema building is not thread-safe
+                app = self._build()
             with self._lock:
                 for factory, options in self._middleware:
                     app.add_middleware(factory, **options)
