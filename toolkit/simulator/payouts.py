@@ -73,6 +73,8 @@ def keep_balance(engine: Engine, tx: Row) -> None:
     A status forced later (control API) moves the money again: back to approved holds it anew.
     A payout that was never held (declined when planned, or a payout-check) moves nothing.
     """
+    if '"reserved"' not in (tx["extra"] or ""):  # (the JSON text: most transactions never held anything)
+        return
     extra, going_out = engine.extra(tx), tx["status"] not in FAILED
     if "reserved" in extra and extra["reserved"] != going_out:
         _hold(engine, tx, going_out)
