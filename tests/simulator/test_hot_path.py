@@ -28,7 +28,7 @@ from toolkit.wire import encode_json
 # Pieces of form bodies: separators, their escapes (%26, %3D), escapes of multi-byte characters cut anywhere,
 # plus signs, a lone percent sign, raw non-ASCII text.
 PIECES = ["a", "b=", "=", "&", "+", "%", "%2", "%26", "%3D", "%3d", "%C3", "%A9", "%C3%A9", "%E2%82%AC", "%25", "%2B"]
-PIECES += ["%FF", "%41", " ", "é", "€", "x%20y", ""]
+PIECES += ["%FF", "%41", " ", "é", "€", "x%20y", "", "%F0%9F", "%98%80", "😀", "%ED%A0%80"]
 
 
 @settings(max_examples=400, deadline=None)
