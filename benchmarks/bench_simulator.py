@@ -35,7 +35,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any
 
 import requests
 import uvicorn
@@ -53,16 +52,21 @@ def serve(kind: str, core: int | None, profile: bool, conn: Connection) -> None:
     """Child process: pin, bind a free port, report it, serve until told to stop (then report the profile)."""
     if core is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {core})
-    if kind == "bare":
-        app: Any = bare_app
-    else:
-        from toolkit.simulator.app import create_app  # imported here: the bare server never loads it
-
-        app = create_app()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY, as the simulator
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)  # connections queue from now on, so the port can be reported before uvicorn runs
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="auto" if kind == "bare" else "on")
+    if kind == "bare":
+        config = uvicorn.Config(bare_app, log_level="warning", access_log=False, lifespan="auto")
+    else:  # what SimulatorServer and `gatekit simulate` run: the quick start's front door, its app built
+        from toolkit.simulator.app import create_app  # imported here: the bare server never loads it
+        from toolkit.simulator.connections import uvicorn_config
+        from toolkit.simulator.core import build_state
+        from toolkit.simulator.quickstart import QuickStart
+
+        state = build_state()
+        app = QuickStart(state, lambda: create_app(state=state))
+        app.full_app()
+        config = uvicorn_config(app, state.settings)
     server = uvicorn.Server(config)
 
     def stop_when_told() -> None:

@@ -25,8 +25,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+
+from bench_startup_simulate import first_answer
 
 GOAL_SECONDS = 0.25
 SIMULATE_GOAL = 0.5  # gatekit simulate answering within 0.5 s of its start
@@ -67,52 +69,29 @@ def run_once(argv: list[str], cwd: str, env: dict[str, str]) -> tuple[float, flo
 def measure(argv: list[str], *, runs: int, rounds: int, cwd: str) -> tuple[list[float], list[float]]:
     """Per round: the median wall time and the median CPU time of ``runs`` runs."""
     env = clean_env(cwd)
-    run_once(argv, cwd, env)  # warm the file cache
+    return rounds_of(lambda: run_once(argv, cwd, env), runs=runs, rounds=rounds)
+
+
+def rounds_of(sample: Callable[[], tuple[float, float]], *, runs: int, rounds: int) -> tuple[list[float], list[float]]:
+    """One unmeasured ``sample()`` (files in the page cache), then per round the medians of ``runs`` samples."""
+    sample()
     walls, cpus = [], []
     for _ in range(rounds):
-        samples = [run_once(argv, cwd, env) for _ in range(runs)]
+        samples = [sample() for _ in range(runs)]
         walls.append(statistics.median(wall for wall, _ in samples))
         cpus.append(statistics.median(cpu for _, cpu in samples))
     return walls, cpus
 
 
 def simulate_answers(gatekit: list[str], cwd: str, env: dict[str, str]) -> tuple[float, float]:
-    """Seconds from starting ``gatekit simulate --port 0`` to its first answer (``/_sim/health``), and its CPU."""
-    started = time.perf_counter()
-    process = subprocess.Popen([*gatekit, "simulate", "--port", "0", "--quiet"], cwd=cwd, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
-    try:
-        assert process.stdout is not None
-        first = process.stdout.readline()  # "simulator: http://127.0.0.1:PORT/paynet"
-        if not first.startswith("simulator: "):
-            raise SystemExit(f"gatekit simulate said {first!r}")
-        health = first.split(" ", 1)[1].strip().removesuffix("/paynet") + "/_sim/health"
-        while True:
-            try:
-                with urllib.request.urlopen(health, timeout=5) as answer:
-                    answer.read()
-                break
-            except OSError:
-                time.sleep(0.005)
-        wall = time.perf_counter() - started
-        with open(f"/proc/{process.pid}/stat") as stat:  # utime + stime of the simulator, in clock ticks
-            fields = stat.read().rsplit(")", 1)[1].split()
-        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    """Seconds from starting ``gatekit simulate`` to its first answer (``/_sim/health``), and its CPU by then."""
+    wall, cpu, _ = first_answer(gatekit, env, cwd)
     return wall, cpu
 
 
 def measure_simulate(gatekit: list[str], *, runs: int, rounds: int, cwd: str) -> tuple[list[float], list[float]]:
     env = clean_env(cwd)
-    simulate_answers(gatekit, cwd, env)
-    walls, cpus = [], []
-    for _ in range(rounds):
-        samples = [simulate_answers(gatekit, cwd, env) for _ in range(runs)]
-        walls.append(statistics.median(wall for wall, _ in samples))
-        cpus.append(statistics.median(cpu for _, cpu in samples))
-    return walls, cpus
+    return rounds_of(lambda: simulate_answers(gatekit, cwd, env), runs=runs, rounds=rounds)
 
 
 def main() -> int:

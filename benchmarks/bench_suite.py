@@ -5,9 +5,9 @@
 Each row runs the suite ``--rounds`` times (fresh processes) and prints the median wall time,
 each round beside it, and the CPU time of the run (user + system of every process, from
 ``getrusage``).  ``pytest`` runs ``pytest -q steps`` in the checkout; ``certify`` runs
-``gatekit certify --no-html`` from an empty directory, as a merchant would (no own features);
-``certify, merchant`` the same without the pytest plugins that only gatekit's checkout has
-(schemathesis, hypothesis: each pytest process, every worker too, loads them at start).
+``gatekit certify --no-html`` from an empty directory, as a merchant would (no own features: it
+blocks the dev-only plugins schemathesis and hypothesis itself, ``runner.UNUSED_BY_THE_SUITE``).
+Serial and ``-n 2`` runs alternate, round by round, so a change of load moves both alike.
 The goal (issue 12): with ``-n 2`` the suite is faster than serial (ratio < 1).  On a 2-core
 machine the two workers each start a Python with pytest and its plugins: what they save is the
 test time of half the suite, so the figure depends on how much else loads the machine (the load
@@ -37,11 +37,6 @@ def clean_env() -> dict[str, str]:
     return env | {"GATEKIT_BROWSER": "off"}
 
 
-# The dev-only pytest plugins of gatekit's own checkout (the `test` extra), which every pytest process
-# loads: a merchant's install of gatekit has neither. Blocked for the "as a merchant" rows.
-DEV_PLUGINS = "-p no:schemathesis -p no:hypothesispytest"
-
-
 def run_once(argv: list[str], cwd: Path, extra_env: dict[str, str] | None = None) -> tuple[float, float]:
     """Wall seconds and CPU seconds (user + system of the process and its children) of one run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -55,9 +50,12 @@ def run_once(argv: list[str], cwd: Path, extra_env: dict[str, str] | None = None
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def measure(argv: list[str], cwd: Path, rounds: int, env: dict[str, str]) -> tuple[list[float], list[float]]:
-    samples = [run_once(argv, cwd, env) for _ in range(rounds)]
-    return [wall for wall, _ in samples], [cpu for _, cpu in samples]
+def measure(
+    serial: list[str], parallel: list[str], cwd: Path, rounds: int, env: dict[str, str]
+) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+    """(wall, CPU) of each round, serial and parallel, the two run in turn."""
+    pairs = [(run_once(serial, cwd, env), run_once(parallel, cwd, env)) for _ in range(rounds)]
+    return [pair[0] for pair in pairs], [pair[1] for pair in pairs]
 
 
 Row = tuple[str, list[str], list[str], Path, dict[str, str]]
@@ -72,8 +70,6 @@ def commands(which: str, scratch: Path) -> list[Row]:
     if which in ("all", "certify"):
         certify = [str(BIN / "gatekit"), "certify", "--no-html", "--results", "results", "--reports", "reports"]
         rows.append(("gatekit certify", certify, [*certify, "-n", "2"], scratch, {}))
-        merchant = {"PYTEST_ADDOPTS": DEV_PLUGINS}
-        rows.append(("certify, merchant", certify, [*certify, "-n", "2"], scratch, merchant))
     return rows
 
 
@@ -90,15 +86,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         for label, serial, parallel, cwd, env in commands(options.only or "all", Path(scratch)):
             run_once(serial, cwd, env)  # warm the file cache (and write bytecode where it may be written)
-            walls_s, cpus_s = measure(serial, cwd, options.rounds, env)
-            walls_p, cpus_p = measure(parallel, cwd, options.rounds, env)
+            serial_runs, parallel_runs = measure(serial, parallel, cwd, options.rounds, env)
+            walls_s, cpus_s = [wall for wall, _ in serial_runs], [cpu for _, cpu in serial_runs]
+            walls_p, cpus_p = [wall for wall, _ in parallel_runs], [cpu for _, cpu in parallel_runs]
             s, p = statistics.median(walls_s), statistics.median(walls_p)
             rounds = f"{' '.join(f'{w:.1f}' for w in walls_s)} | {' '.join(f'{w:.1f}' for w in walls_p)}"
             cpu = f"{statistics.median(cpus_s):.1f} | {statistics.median(cpus_p):.1f}"
             verdict = "met" if p < s else "NOT met"
             print(f"{label:<18}{s:>8.2f}s{p:>8.2f}s{p / s:>8.2f}   {rounds:<32}{cpu:<16}-n 2 < serial: {verdict}")
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end")
-    print(f"'certify, merchant': PYTEST_ADDOPTS='{DEV_PLUGINS}', the dev-only plugins a merchant's install lacks")
     return 0  # a figure, not a test: make bench goes on
 
 

@@ -37,12 +37,14 @@ def _fixed(config: GatewayConfig, session: requests.Session | None = None) -> Ga
 
 @pytest.mark.parametrize(("operation", "fields"), [("sale", SALE), ("payout_check", PAYOUT_CHECK)])
 def test_a_request_from_the_template_is_the_one_requests_prepares(config: GatewayConfig, operation, fields):
+    transport._TEMPLATES.clear()
     with _fixed(config) as short, _fixed(config, _RequestsWay()) as long:
         for _ in range(2):  # the second comes from the template
             mine, theirs = short.prepare(operation, fields).request, long.prepare(operation, fields).request
             assert (mine.method, mine.url, mine.body) == (theirs.method, theirs.url, theirs.body)
             assert list(mine.headers.items()) == list(theirs.headers.items())
             assert mine.hooks == theirs.hooks == {"response": []}
+    assert len(transport._TEMPLATES) == 1  # the short way kept one template (the requests way keeps none)
 
 
 def test_session_headers_changed_between_calls_are_sent(server: RecordingServer, config: GatewayConfig):

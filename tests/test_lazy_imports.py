@@ -2,7 +2,8 @@
 
 Each check runs a fresh interpreter and lists ``sys.modules`` after the command: ``gatekit --help``,
 ``gatekit sign`` and ``gatekit call`` must not load the simulator, FastAPI or pytest, and
-``--help`` and ``sign`` not the HTTP client either where it can be helped.
+``--help`` not the HTTP client either (``sign`` does: it signs the request ``GatewayClient`` prepares).
+Every command checked must also succeed: a command that fails early loads little.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import toolkit
+from toolkit.cli import EXIT_TRANSPORT, EXIT_USAGE
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,6 +32,7 @@ try:
 finally:
     with open(sys.argv[1], "w") as out:
         json.dump(sorted(sys.modules), out)
+sys.exit(code)
 """
 
 SERVER_SIDE = ("toolkit.simulator", "fastapi", "starlette", "uvicorn", "pydantic", "pytest", "_pytest", "pytest_bdd")
@@ -37,10 +40,10 @@ CLIENT_SIDE = ("requests", "urllib3", "toolkit.client", "toolkit.transport", "to
 REPORTS = ("allure", "allure_commons", "selenium", "toolkit.diagram", "toolkit.certify.plugin")
 
 
-def loaded_by(tmp_path: Path, *argv: str) -> set[str]:
-    """The modules loaded once ``gatekit ARGV`` has run (its output is thrown away)."""
+def loaded_by(tmp_path: Path, *argv: str, exit_code: int = 0) -> set[str]:
+    """The modules loaded once ``gatekit ARGV`` has run and ended with ``exit_code`` (its output is thrown away)."""
     listing = tmp_path / "modules.json"
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-c", RUN_CLI, str(listing), *argv],
         capture_output=True,
         text=True,
@@ -48,6 +51,7 @@ def loaded_by(tmp_path: Path, *argv: str) -> set[str]:
         cwd=tmp_path,
         env=_clean_environ(),  # no GATEWAY_*/GATEKIT_* settings; no gatekit.toml in tmp_path
     )
+    assert done.returncode == exit_code, f"gatekit {' '.join(argv)}: exit {done.returncode}\n{done.stderr[-2000:]}"
     return set(json.loads(listing.read_text()))
 
 
@@ -81,14 +85,17 @@ def test_sign_loads_the_signing_code_but_not_the_server(tmp_path):
 
 def test_call_loads_the_client_but_not_the_server(tmp_path):
     # nothing listens on port 9 of loopback: the call fails at once, after the client was used
-    modules = loaded_by(tmp_path, "call", "status", "client_orderid=1", "orderid=1", "--base-url", "http://127.0.0.1:9")
+    argv = ["call", "status", "client_orderid=1", "orderid=1", "--base-url", "http://127.0.0.1:9"]
+    modules = loaded_by(tmp_path, *argv, exit_code=EXIT_TRANSPORT)
     assert {"toolkit.client", "requests"} <= modules
     assert among(modules, SERVER_SIDE + REPORTS) == set()
 
 
 def test_simulate_loads_the_simulator_when_it_runs(tmp_path):
     # a settings file that does not exist: the command stops (exit 2) after importing the simulator's settings
-    modules = loaded_by(tmp_path, "simulate", "--config", str(tmp_path / "missing.toml"), "--port", "0")
+    modules = loaded_by(
+        tmp_path, "simulate", "--config", str(tmp_path / "missing.toml"), "--port", "0", exit_code=EXIT_USAGE
+    )
     assert "toolkit.simulator.settings" in modules
 
 

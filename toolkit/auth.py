@@ -7,7 +7,7 @@ keeps a ``SignatureTrace`` of what it did, for debugging and for reports.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import requests
@@ -16,9 +16,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from toolkit import signing
 from toolkit.masking import Secret, mask_base_string, mask_value
 from toolkit.operations import AuthScheme, Operation
+from toolkit.signing import Pairs
 from toolkit.wire import decode_request_body, encode_form
-
-Pairs = Sequence[tuple[str, str]]
 
 
 @dataclass(frozen=True)

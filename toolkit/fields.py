@@ -265,11 +265,6 @@ def card_expiry(month: str, year: str) -> tuple[int, int] | None:
     return number, int(year) + (2000 if len(year) == 2 else 0)
 
 
-def format_rule(field: Field) -> Callable[[Field, str], str | None] | None:
-    """The rule ``format_problem`` applies to ``field`` after its length, or None when there is none."""
-    return _FORMAT_RULES.get(field.kind)
-
-
 def format_problem(field: Field, value: str) -> str | None:
     """Why ``value`` is not a valid ``field``, or None.  Amount and currency live in money.py."""
     if len(value) > field.max_length:

@@ -140,7 +140,7 @@ def mask_fields(fields: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[s
     items = list(fields.items()) if isinstance(fields, Mapping) else list(fields)
     names = tuple(map(_FIRST, items))
     values = list(map(str, map(_SECOND, items)))
-    plan = _names_plan(names) if len(names) <= _MAX_CACHED_NAMES else _NamesPlan(names)
+    plan = _mask_plan(names) if len(names) <= _MAX_CACHED_NAMES else _MaskPlan(names)
     if plan.text_at and _may_need_masking("\0".join(plan.texts(values))):
         return {name: mask_value(name, value) for name, value in zip(names, values, strict=True)}
     masked = dict(zip(names, values, strict=True))  # (a repeated name keeps its last value, as a dict does)
@@ -153,7 +153,7 @@ _FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
 _MAX_CACHED_NAMES = 256  # a longer list of names (a hostile form) is planned on its own, not cached
 
 
-class _NamesPlan:
+class _MaskPlan:
     """Where the free-text values are in a list of names, and the values masked by their name (``by_name``)."""
 
     __slots__ = ("_getter", "by_name", "text_at")
@@ -173,9 +173,9 @@ class _NamesPlan:
 
 
 @functools.lru_cache(maxsize=512)
-def _names_plan(names: tuple[str, ...]) -> _NamesPlan:
+def _mask_plan(names: tuple[str, ...]) -> _MaskPlan:
     """The plan of a list of names (cached: the names of an operation's requests come again and again)."""
-    return _NamesPlan(names)
+    return _MaskPlan(names)
 
 
 def _may_need_masking(text: str) -> bool:

@@ -6,10 +6,10 @@ without reading the spec.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from toolkit.fields import FIELDS, Field, Kind, format_rule
+from toolkit.fields import FIELDS, Field, Kind, format_problem
 from toolkit.money import MoneyError, currency_exponent, parse_amount
 from toolkit.operations import Operation
 from toolkit.plancache import PlanCache
@@ -63,11 +63,9 @@ def request_problems(
     problems.extend(plan.groups)
     if plan.money:
         problems.extend(_money_problems(present))
-    for name, spec, rule in plan.checks:
-        value = present[name]
-        if len(value) > spec.max_length:
-            problems.append(Problem(name, f"longer than {spec.max_length} characters"))
-        elif rule is not None and (broken := rule(spec, value)):
+    for name, spec in plan.checks:
+        broken = format_problem(spec, present[name])
+        if broken:
             problems.append(Problem(name, broken))
     return problems
 
@@ -80,7 +78,7 @@ class _Plan:
     state_rule: bool  # ``state`` is known and not sent: a country that needs one is a problem
     groups: tuple[Problem, ...]  # one_of and together groups broken
     money: bool  # an amount or a currency is sent
-    checks: tuple[tuple[str, Field, Callable[[Field, str], str | None] | None], ...]  # name, field, its rule
+    checks: tuple[tuple[str, Field], ...]  # the fields whose format is checked, by name
 
 
 def _make_plan(operation: Operation, names: tuple[str, ...], strict: bool, required: tuple[str, ...] | None) -> _Plan:
@@ -101,7 +99,7 @@ def _make_plan(operation: Operation, names: tuple[str, ...], strict: bool, requi
         spec = FIELDS.get(name)
         if spec is None or spec.kind in _MONEY or not (strict or spec.kind in _ALWAYS_CHECKED):
             continue
-        checks.append((name, spec, format_rule(spec)))
+        checks.append((name, spec))
     return _Plan(
         missing=tuple(Problem(name, f"is required by {operation.name}") for name in needed if name not in sent),
         state_rule="state" not in sent and "state" in operation.fields,

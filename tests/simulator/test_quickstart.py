@@ -21,7 +21,7 @@ import requests
 
 import toolkit.simulator.app
 from toolkit.client import GatewayClient
-from toolkit.simulator import SimulatorServer
+from toolkit.simulator import SimulatorServer, routes
 from toolkit.simulator.settings import default_settings
 from toolkit.testdata import sale_fields
 from toolkit.wire import FORM_TYPE, MEDIA_TYPE, decode_response
@@ -102,10 +102,9 @@ def test_before_the_app_is_built_the_gateway_answers_with_every_rule(gate: threa
         # the body limit, in the gateway's format
         big = _post(f"{server.base_url}/api/v2/sale/1001", b"a=" + b"1" * settings_limit)
         assert big.status_code == 413 and decode_response(big.content)["error-code"] == "6"
-        with ThreadPoolExecutor(2) as pool:  # what needs the app waits for it
+        with ThreadPoolExecutor(2) as pool:  # what needs the app waits for it (the gate holds its build back)
             journal = pool.submit(requests.get, f"{server.root_url}/_sim/journal", timeout=30)
             missing = pool.submit(_post, f"{server.base_url}/api/v2/no-such-operation/1001", b"a=1")
-            assert not journal.done() and not missing.done()
             gate.set()
             entries = journal.result().json()["entries"]
             assert decode_response(missing.result().content)["type"] == "validation-error"  # the app's gateway 404
@@ -152,6 +151,28 @@ def test_gateway_operations_go_through_added_middleware_before_and_after_the_app
     with server, GatewayClient(server.client_config()) as client:
         client.sale(sale_fields())
     assert on_app == ["/paynet/api/v2/sale/1001"]
+
+
+def test_middleware_added_after_the_app_was_asked_for_keeps_the_front_door():
+    """``server.app`` first, then ``server.add_middleware``: the middleware sees the gateway requests, and they
+    still go through the front door (which marks the scope with the operation it found)."""
+    seen: list[bool] = []
+
+    class _Marking:
+        def __init__(self, app: Any) -> None:
+            self.app = app
+
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] == "http":
+                seen.append(routes.ENDPOINT_KEY in scope)
+            await self.app(scope, receive, send)
+
+    server = SimulatorServer()
+    assert server.app.state is server.state
+    server.add_middleware(_Marking)
+    with server, GatewayClient(server.client_config()) as client:
+        client.sale(sale_fields())
+    assert seen == [True]
 
 
 class _Counting:

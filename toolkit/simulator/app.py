@@ -1,7 +1,9 @@
-"""The app factory: ``create_app(settings, store)`` wires the engine, the scheduler and the routes."""
+"""The app factory: ``create_app(settings, store)`` puts the routes, pages and control API on a simulator's
+state (``core.build_state``: engine, store, scheduler...)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -12,7 +14,6 @@ from starlette.responses import JSONResponse
 
 from toolkit.simulator import control, core, pages, routes
 from toolkit.simulator.clock import SimClock
-from toolkit.simulator.core import build_engine
 from toolkit.simulator.engine import Engine
 from toolkit.simulator.guard import ControlGuard
 from toolkit.simulator.limits import BodyLimit
@@ -20,7 +21,11 @@ from toolkit.simulator.openapi import openapi_document
 from toolkit.simulator.settings import SimulatorSettings
 from toolkit.simulator.store import Store
 
-__all__ = ["EXTENSIONS", "NO_TELEMETRY", "build_engine", "create_app"]
+__all__ = ["EXTENSIONS", "NO_TELEMETRY", "create_app"]
+
+# Held while an app is built: two simulators of one process (tests, notebooks) starting together would build
+# their FastAPI apps in two threads, and pydantic then fails now and then ("AttributeError: __pydantic_core_schema__").
+_BUILDING = threading.Lock()
 
 # Parts that add routes or hooks of their own: hosted and 3-D Secure pages, control API (callbacks: ``core``).
 EXTENSIONS: tuple[Callable[[FastAPI, Engine], None], ...] = (pages.install, control.install)
@@ -39,9 +44,16 @@ def create_app(
     thread pools, delivery, destinations, fault hook and transport finder: ``core.build_state``).
 
     ``state``: one already built (``SimulatorServer`` answers the gateway with it before this app is
-    ready); then ``settings``, ``store`` and ``clock`` are not used.
+    ready), instead of ``settings``, ``store`` and ``clock``.  One app is built at a time in a process.
     """
+    if state is not None and (settings is not None or store is not None or clock is not None):
+        raise ValueError("create_app: give a built state, or settings, store and clock to build one; not both")
     state = state if state is not None else core.build_state(settings, store, clock=clock)
+    with _BUILDING:
+        return _app_on(state)
+
+
+def _app_on(state: State) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -154,7 +154,8 @@ def _respelled(op: Operation, sent: str) -> str | None:
 
 
 def check_fields(op: Operation, fields: Mapping[str, str], warnings: list[str], *, lenient: bool = False) -> None:
-    """The catalogue's rules, shared with the client (``toolkit.validation``).
+    """The catalogue's rules, shared with the client (``toolkit.validation``), on ``canonical_fields``' result
+    (stripped values, none empty).
 
     A missing mandatory field names what was sent instead, when another spelling of it was; a
     lenient simulator lets ``LENIENT_OPTIONAL`` fields (login, address...) go with a warning.

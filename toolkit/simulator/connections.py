@@ -93,18 +93,23 @@ class GuardedH11Protocol(H11Protocol):
         if self.transport.is_closing():
             return
         cycle = self.cycle
-        if self._partial and (cycle is None or cycle.response_complete or not cycle.response_started):
+        answered = self._partial and (cycle is None or cycle.response_complete or not cycle.response_started)
+        if answered:
             self.transport.write(_TIMEOUT_ANSWER)
         if cycle is not None and not cycle.response_complete:
             cycle.disconnected = True
             cycle.message_event.set()
-        self._linger()
+        if answered:
+            self._linger()
+        else:  # an idle connection: nothing to lose, and no second held for it
+            self.transport.close()
 
     def _linger(self) -> None:
         """Close after the 408 without losing it: a socket closed with unread bytes sends a reset, and a client
         still sending (a byte at a time) would get that reset instead of the answer.  So the end of the stream
         is sent after the answer, what comes is read and dropped, and the connection closes ``LINGER`` later."""
         self._lingering = True
+        self.transport.resume_reading()  # (uvicorn may have paused reading: then nothing would be read and dropped)
         if self.transport.can_write_eof():
             self.transport.write_eof()
         self.loop.call_later(LINGER, self.transport.close)

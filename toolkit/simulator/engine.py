@@ -31,8 +31,6 @@ _NEW_ORDER_SQL = (
     f"AND kind IN ({','.join('?' * len(INITIAL_KINDS))}) ORDER BY id DESC LIMIT 1) AS repeated, "
     f"{next_id_sql('transactions')} AS next_id"
 )
-# The latest transaction of the merchant's order (``latest_of``): by orderid, or by client_orderid (the latest
-# order with it), in one statement; each step uses an index (the key, ``tx_client``, ``tx_order``).
 # What a status answer reads of the transaction (``render.status_fields`` and ``payer_action``, ``is_due``, the
 # client_orderid check): a third of the table's columns is never read there, and each costs its conversion.
 STATUS_COLUMNS = (
@@ -41,6 +39,8 @@ STATUS_COLUMNS = (
     "card_exp_year", "cardholder", "cardrefid", "three_ds", "eci", "tds_comp_ind", "tds_state", "tds_token",
     "form_token", "decide_at", "deadline_at",
 )  # fmt: skip
+# The latest transaction of the merchant's order (``latest_of``): by orderid, or by client_orderid (the latest
+# order with it), in one statement; each step uses an index (the key, ``tx_client``, ``tx_order``).
 _LATEST = (
     f"SELECT {', '.join(STATUS_COLUMNS)} FROM transactions"
     " WHERE id=(SELECT MAX(id) FROM transactions WHERE orderid=({order}))"
@@ -335,19 +335,18 @@ class Engine:
                 descriptor=order["descriptor"],
             )
         row.update(values)
-        if order is None and kind in INITIAL_KINDS:
-            new = self.store.one(_NEW_ORDER_SQL, (call.merchant.login, call.client_orderid, *INITIAL_KINDS))
-            assert new is not None
-            if new["repeated"] is not None:
-                self._check_repeat(call, kind, row, self.tx(new["repeated"]))
-            next_id = int(new["next_id"])
-        elif order is None:
-            next_id = self.store.next_id("transactions")
+        if order is None:  # a new order: its orderid is its initial transaction's id, the id AUTOINCREMENT gives next
+            if kind in INITIAL_KINDS:
+                new = self.store.one(_NEW_ORDER_SQL, (call.merchant.login, call.client_orderid, *INITIAL_KINDS))
+                assert new is not None
+                if new["repeated"] is not None:
+                    self._check_repeat(call, kind, row, self.tx(new["repeated"]))
+                row["id"] = row["orderid"] = int(new["next_id"])
+            else:
+                row["id"] = row["orderid"] = self.store.next_id("transactions")
         if decided:  # what ``decide`` would write next
             plan = (row["plan_status"], row.get("plan_code", ""), row.get("plan_message", ""))
             row.update(self._final_values(row, *plan))
-        if order is None:  # a new order: its orderid is its initial transaction's id, the id AUTOINCREMENT gives next
-            row["id"] = row["orderid"] = next_id
         # (``by_request`` finds the transaction by its own serial: no ``requests`` row for the request that made it)
         return self.store.insert_row("transactions", row)
 

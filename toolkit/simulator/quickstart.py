@@ -42,9 +42,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("gatekit.simulator")
 
 HEALTH = control.PREFIX + "/health"
-# Held while an app is built: two simulators of one process (tests, notebooks) starting together would build
-# their FastAPI apps in two threads, and pydantic then fails now and then ("AttributeError: __pydantic_core_schema__").
-_BUILDING = threading.Lock()
 Middleware = tuple[Callable[..., Any], dict[str, Any]]  # an ASGI middleware class (or factory) and its options
 
 
@@ -85,10 +82,10 @@ class QuickStart:
         with self._lock:
             if self._quick is not None or self._front is not None:
                 raise RuntimeError("add middleware before the simulator starts")
+            if self._full is not None:  # (first: it raises once the app has answered)
+                self._full.add_middleware(factory, **options)
+                self._own_middleware = len(self._full.user_middleware)  # ours: the front door keeps taking the API
             self._middleware.append((factory, options))
-            built = self._full
-        if built is not None:
-            built.add_middleware(factory, **options)
 
     def build_in_background(self) -> None:
         """Start building the app in a thread (once); requests that need it wait for it."""
@@ -120,8 +117,7 @@ class QuickStart:
 
     def _run_build(self, future: Future[FastAPI]) -> None:
         try:
-            with _BUILDING:  # one app at a time in a process: pydantic's schema building is not thread-safe
-                app = self._build()
+            app = self._build()
             with self._lock:
                 for factory, options in self._middleware:
                     app.add_middleware(factory, **options)
@@ -140,9 +136,9 @@ class QuickStart:
             await self._lifespan(receive, send)
             return
         full = self._full
-        if self._gateway.find(scope) is not None and (
-            full is None or len(full.user_middleware) == self._own_middleware
-        ):
+        endpoint = self._gateway.find(scope)
+        if endpoint is not None and (full is None or len(full.user_middleware) == self._own_middleware):
+            scope[routes.ENDPOINT_KEY] = endpoint  # found once: the front door reads it past the added middleware
             await (self._front or self._front_app())(scope, receive, send)
             return
         if full is None and scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == HEALTH:

@@ -230,12 +230,15 @@ async def _no_operation(request: Request, exc: Exception) -> Response:
         return await http_exception_handler(request, exc)
     if exc.status_code == 405:
         error = SimError(f"{request.method} {request.url.path}: gateway operations answer POST only", code="6")
-    else:
-        error = endpoint_error(
-            f"{request.url.path} is not an operation of the gateway (see {urls.PAGE_ROOT}/openapi.json)"
-        )
-    body = render.error_body(render.new_serial(), error)
-    return render.respond(_wants_json(request), exc.status_code, body)
+        body = render.error_body(render.new_serial(), error)
+        return render.respond(_wants_json(request), exc.status_code, body)
+    return _unknown_operation(request, exc.status_code)
+
+
+def _unknown_operation(request: Request, status: int) -> Answer:
+    """The gateway's answer to a path under ``/paynet/api/`` that names no operation."""
+    error = endpoint_error(f"{request.url.path} is not an operation of the gateway (see {urls.PAGE_ROOT}/openapi.json)")
+    return render.respond(_wants_json(request), status, render.error_body(render.new_serial(), error))
 
 
 class GatewayDispatch:
@@ -264,6 +267,9 @@ class GatewayDispatch:
         await self.app(scope, receive, send)
 
 
+ENDPOINT_KEY = "gatekit.endpoint"  # scope key: the gateway operation QuickStart found for GatewayFront
+
+
 class GatewayFront:
     """ASGI app for the gateway operations only (``find`` tells which requests): what the app's middleware
     and ``GatewayDispatch`` do for them, in one step.
@@ -288,8 +294,10 @@ class GatewayFront:
         return self.table.get(prefix) if path_id else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        endpoint = self.find(scope)
-        assert endpoint is not None, "GatewayFront answers the requests its find() knows"
+        endpoint: Endpoint | None = scope.get(ENDPOINT_KEY) or self.find(scope)  # (QuickStart found it before)
+        if endpoint is None:  # a middleware changed the request on its way: not a gateway operation any more
+            await _unknown_operation(Request(scope, receive), 404)(scope, receive, send)
+            return
         scope["app"] = self.app
         scope["endpoint"] = endpoint.handler
         scope["path_params"] = {"path_id": scope["path"].rpartition("/")[2]}
