@@ -43,6 +43,9 @@ CARDS = {
     "is not-permitted": "not-permitted",
     "is stolen": "stolen-card",
     "is declined": "declined",
+    # the simulator's own outcomes (behaviour section 11, [sim]): scenarios that use them are tagged @simulator
+    "passes 3-D Secure without a challenge": "3ds-frictionless",
+    "fails 3-D Secure without a challenge": "3ds-frictionless-declined",
 }
 
 
@@ -235,9 +238,9 @@ def seconds_pass(target: GatewayTarget, amount: int) -> None:
     target.control.advance_clock(amount)
 
 
-@when(parsers.parse("{amount:d} day passes on the gateway's clock"))
-def day_passes(target: GatewayTarget, amount: int) -> None:
-    target.control.advance_clock(amount * 86400)
+@when(parsers.re(r"(?P<amount>\d+) days? pass(?:es)? on the gateway's clock"))
+def days_pass(target: GatewayTarget, amount: str) -> None:
+    target.control.advance_clock(int(amount) * 86400)
 
 
 # --- Then -----------------------------------------------------------------------------------------
@@ -292,6 +295,14 @@ def latest_transaction(merchant: Merchant, order: Order, kind: str, amount: Deci
         f"{order}: the latest transaction is {status.status.value} "
         f"{status.transaction_type} of {status.amount} {status.get('currency')}"
     )
+
+
+@then(parsers.parse('the gateway calls the merchant back with a signed "{status}"'), target_fixture="callback")
+def called_back(target: GatewayTarget, order: Order, status: str) -> Received:
+    callback = target.receiver.wait_for_callback(orderid=order.orderid, status=status)
+    reporting.record_arrival(callback)
+    assert callback.control_ok is True, callback.summary()
+    return callback
 
 
 @then(

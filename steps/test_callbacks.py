@@ -3,7 +3,6 @@
 from pytest_bdd import given, parsers, scenarios, then, when
 
 from toolkit.callbacks import Received
-from toolkit.certify import reporting
 from toolkit.certify.target import GatewayTarget
 from toolkit.flows import Merchant, Order
 
@@ -20,14 +19,6 @@ def fail_callbacks(target: GatewayTarget, count: int) -> None:
 @given("the gateway will send the next callback twice")
 def duplicate_callback(target: GatewayTarget) -> None:
     target.control.add_fault("callback", "duplicate", count=1)
-
-
-@then(parsers.parse('the gateway calls the merchant back with a signed "{status}"'), target_fixture="callback")
-def called_back(target: GatewayTarget, order: Order, status: str) -> Received:
-    callback = target.receiver.wait_for_callback(orderid=order.orderid, status=status)
-    reporting.record_arrival(callback)
-    assert callback.control_ok is True, callback.summary()
-    return callback
 
 
 @then("the callback matches the status")

@@ -2,8 +2,10 @@
 
 from decimal import Decimal
 
+import pytest
 from pytest_bdd import parsers, scenarios, then, when
 
+from toolkit.certify.target import GatewayTarget
 from toolkit.flows import Merchant, Order
 from toolkit.models import CardRefResponse, RecurringPaymentResponse, Status
 from toolkit.testdata.cards import Card
@@ -49,3 +51,24 @@ def status_by_client_orderid(merchant: Merchant, order: Order, scene: Scene) -> 
 def status_approved_for(scene: Scene, order: Order, amount: Decimal) -> None:
     assert scene.status is not None
     assert (scene.status.status, scene.status.amount, scene.status.orderid) == (Status.APPROVED, amount, order.orderid)
+
+
+@when("the merchant asks for the status of the order by its endpoint group")
+def status_by_group(merchant: Merchant, order: Order, target: GatewayTarget, scene: Scene) -> None:
+    if not target.config.endpoint_group_id:
+        pytest.skip(
+            f"profile {target.profile} sets no endpoint group id (endpoint_group_id, GATEWAY_ENDPOINT_GROUP_ID)"
+        )
+    scene.status = merchant.order_status(order, by_group=True)
+
+
+@then("the merchant first sees the order processing")
+def first_sees_processing(merchant: Merchant, order: Order, target: GatewayTarget) -> None:
+    """A gateway decides later than it answers (behaviour 3): the first status says ``processing``, and the
+    merchant waits on.  Against a simulator that decides at once (latency 0) there is nothing to see."""
+    if target.is_simulator and not target.latency:
+        pytest.skip("the embedded simulator decides at once (latency 0): set [simulator] latency in the profile")
+    first = merchant.order_status(order)
+    if not target.is_simulator and first.is_final:  # a gateway may decide before the first poll: nothing to see
+        pytest.skip(f"the gateway decided {order} before the first status ({first.status.value}): no processing")
+    assert first.status is Status.PROCESSING, f"{order}: the first status is {first.status.value}, not processing"

@@ -2,6 +2,7 @@
 
 from pytest_bdd import parsers, scenarios, then
 
+from toolkit.flows import Order
 from toolkit.payer import Payer
 
 scenarios("../features/hosted_forms")
@@ -11,3 +12,9 @@ scenarios("../features/hosted_forms")
 def page_error(payer: Payer, field: str) -> None:
     errors = payer.history[-1].field_errors()
     assert field in errors, f"errors shown: {errors}"
+
+
+@then("the payment page says it has expired")
+def page_expired(payer: Payer, order: Order) -> None:
+    page = payer.open(order.redirect_url)
+    assert page.status_code == 410 and "has expired" in page.html, f"HTTP {page.status_code}: {page.html[:300]}"

@@ -56,3 +56,15 @@ def v2_payout(merchant: Merchant, amount: Decimal) -> Order:
 @when("the merchant sends a v2 payout of an amount that gives insufficient funds", target_fixture="order")
 def v2_payout_declined(merchant: Merchant) -> Order:
     return merchant.payout("payout", None, card_for("approved"), outcome="insufficient-funds")
+
+
+@when(
+    money("the merchant sends a one-step v4 payout of {amount:Money} EUR to an approved card"), target_fixture="order"
+)
+def v4_payout(merchant: Merchant, amount: Decimal) -> Order:
+    return merchant.payout("payout_v4", amount, card_for("approved"))
+
+
+@when(money("the merchant deposits {amount:Money} EUR to an approved card"), target_fixture="order")
+def deposit(merchant: Merchant, amount: Decimal) -> Order:
+    return merchant.deposit(card_for("approved"), amount)

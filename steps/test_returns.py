@@ -13,6 +13,13 @@ scenarios("../features/returns")
 
 
 @given(money("the merchant has returned {amount:Money} EUR"))
+def has_returned(merchant: Merchant, order: Order, scene: Scene, amount: Decimal) -> None:
+    """A return that the gateway has approved (a precondition: the gateway decides later than it answers)."""
+    scene.orders.append(merchant.return_(order, amount))
+    status = merchant.final_status(scene.orders[-1])
+    assert (status.status, status.amount) == (Status.APPROVED, amount), status.raw
+
+
 @when(money("the merchant returns {amount:Money} EUR"))
 def returns(merchant: Merchant, order: Order, scene: Scene, amount: Decimal) -> None:
     scene.orders.append(merchant.return_(order, amount))

@@ -1,12 +1,14 @@
-"""Card references (v2 and v4), card information, rebills."""
+"""Card references (v2 and v4), card information, rebills (make-rebill, -sale, -preauth), transfers by reference."""
 
+import time
 from decimal import Decimal
 
-from pytest_bdd import parsers, scenarios, then, when
+from pytest_bdd import given, parsers, scenarios, then, when
 
 from toolkit.certify.target import GatewayTarget
 from toolkit.flows import Merchant, Order
-from toolkit.models import CardRefResponse
+from toolkit.models import CardRefResponse, Status
+from toolkit.testdata.cards import Card, card_for
 
 from .conftest import Scene, money
 
@@ -30,11 +32,62 @@ def card_info(merchant: Merchant, order: Order, card_ref: CardRefResponse) -> No
 
 
 @when(
-    parsers.re(r"the merchant rebills an amount that (?P<outcome>is approved|gives insufficient funds)"),
+    parsers.re(
+        r"the merchant rebills an amount that (?P<outcome>is approved|gives insufficient funds)"
+        r"(?: with (?P<operation>make-rebill-sale|make-rebill))?$"
+    ),
     target_fixture="order",
 )
-def rebill(merchant: Merchant, card_ref: CardRefResponse, outcome: str) -> Order:
-    return merchant.rebill(card_ref.card_ref_id, REBILLS[outcome])
+def rebill(merchant: Merchant, card_ref: CardRefResponse, outcome: str, operation: str | None) -> Order:
+    return merchant.rebill(
+        card_ref.card_ref_id, REBILLS[outcome], operation=(operation or "make-rebill").replace("-", "_")
+    )
+
+
+@when(
+    money("the merchant holds {amount:Money} EUR on the stored card with make-rebill-preauth"), target_fixture="order"
+)
+def rebill_preauth(merchant: Merchant, card_ref: CardRefResponse, amount: Decimal) -> Order:
+    return merchant.rebill(card_ref.card_ref_id, amount=amount, operation="make_rebill_preauth")
+
+
+@then(money("the hold is approved as a preauth of {amount:Money} EUR"))
+def hold_approved(merchant: Merchant, order: Order, amount: Decimal) -> None:
+    status = merchant.final_status(order)
+    assert (status.status, status.transaction_type, status.amount) == (Status.APPROVED, "preauth", amount), status.raw
+
+
+@then(money("the capture is approved for {amount:Money} EUR"))
+def capture_approved(merchant: Merchant, scene: Scene, amount: Decimal) -> None:
+    status = merchant.final_status(scene.orders[-1])
+    assert (status.status, status.transaction_type, status.amount) == (Status.APPROVED, "capture", amount), status.raw
+
+
+@given("the merchant has a card reference of another approved sale", target_fixture="other_card_ref")
+def other_card_ref(merchant: Merchant) -> CardRefResponse:
+    other = merchant.pay("sale", card_for("approved"), Decimal("3.00"))
+    merchant.approved_status(other)
+    return merchant.card_ref(other)
+
+
+@when(
+    money("the merchant transfers {amount:Money} EUR from the stored card of the sale to the other one"),
+    target_fixture="order",
+)
+def transfer_by_ref(
+    merchant: Merchant, card_ref: CardRefResponse, other_card_ref: CardRefResponse, amount: Decimal
+) -> Order:
+    return merchant.transfer_by_ref(other_card_ref.card_ref_id, card_ref.card_ref_id, amount)
+
+
+@given("the merchant has a card reference of a card that expires this month", target_fixture="card_ref")
+def expiring_card_ref(merchant: Merchant, target: GatewayTarget) -> CardRefResponse:
+    """A card whose last valid month is the month on the gateway's clock (the simulator's, moved by scenarios)."""
+    today = time.gmtime(float(target.control.clock()["now"]))
+    card = Card(card_for("approved").number, f"{today.tm_mon:02d}", str(today.tm_year), "123", "EXPIRING SOON")
+    sale = merchant.pay("sale", card, Decimal("2.00"))
+    merchant.approved_status(sale)
+    return merchant.card_ref(sale)
 
 
 @when(

@@ -145,7 +145,10 @@ def test_call_by_code_or_path_segment_and_by_group(capsys, server):
         (["call", "status", "client_orderid"], "'client_orderid': request fields are written name=value"),
         (["call", "status", "client_orderid=a", "client_orderid=b"], "field client_orderid is given twice"),
         (["call", "status", "client_orderid=a", "--profile", "prod"], "unknown profile 'prod'"),
-        (["call", "capture", "client_orderid=a", "orderid=1", "--use-group"], "capture has no group address"),
+        (
+            ["call", "payout_pay", "client_orderid=a", "orderid=1", "--use-group"],
+            "payout_pay has no group address",
+        ),
         (
             [
                 "call",

@@ -55,6 +55,8 @@ SAMPLE = {
     "paRes": "eJzLSM3JyQcABiwCFQ==",
     "cardrefid": "1679215",
     "sending-card-ref-id": "7654321",
+    "destination-card-ref-id": "1679216",
+    "destination-card-no": "4538977399606732",
     "period": "month",
     "interval": "1",
 }
@@ -66,6 +68,7 @@ VERIFY_PARTS = ("endpointId", "client_orderid", "email")
 FOLLOW_UP_PARTS = ("login", "client_orderid", "orderid")
 THREEDS_PARTS = ("login", "client-order-id", "orderid")  # spec 4.2
 AMOUNT_PARTS = ("login", "client_orderid", "orderid", "amount_in_minor_units", "currency")
+REBILL_PARTS = ("login", "client_orderid", "cardrefid", "amount_in_minor_units", "currency")
 SPEC_CONTROL = {
     "sale": SALE_PARTS,
     "sale_form": SALE_PARTS,
@@ -84,14 +87,25 @@ SPEC_CONTROL = {
     "account_verification": VERIFY_PARTS,
     "account_verification_form": VERIFY_PARTS,
     "get_card_info": ("login", "cardrefid"),
-    "make_rebill": ("login", "client_orderid", "cardrefid", "amount_in_minor_units", "currency"),
+    "make_rebill": REBILL_PARTS,
+    "make_rebill_sale": REBILL_PARTS,  # behaviour section 11: as make-rebill
+    "make_rebill_preauth": REBILL_PARTS,
+    "transfer_by_ref": (  # behaviour section 11
+        "login",
+        "client_orderid",
+        "source-card-ref-id",
+        "destination-card-ref-id",
+        "amount_in_minor_units",
+        "currency",
+    ),
 }
 MINOR_UNITS = {("10.42", "EUR"): "1042", ("2.50", "EUR"): "250", ("0.99", "USD"): "99"}
 
 
 def request_for(op: Operation) -> dict[str, str]:
-    """The required fields of ``op`` and the first choice of each one-of group."""
+    """The required fields of ``op``, the first choice of each one-of group, and what goes together with them."""
     names = [*op.required, *(group[0] for group in op.one_of)]
+    names += [name for group in op.together if set(group) & set(names) for name in group if name not in names]
     return {name: SAMPLE[name] for name in names}
 
 
@@ -230,7 +244,7 @@ def test_group_addressing_signs_the_group_id_and_follow_ups_use_the_concrete_end
 @pytest.mark.parametrize(
     ("op_name", "config_change", "message"),
     [
-        ("capture", {}, "capture has no group address"),
+        ("payout_check", {}, "payout_check has no group address"),
         ("sale", {"endpoint_group_id": ""}, "no endpoint group id is configured"),
     ],
     ids=["operation without group address", "no group configured"],

@@ -17,11 +17,33 @@ SPEC_PATHS = {
     "/api/v2/pan-eligibility/send/{endpointId}", "/api/v4/transfer/{endpointId}", "/api/v2/payout/{endpointId}",
     "/api/v2/payout-form/{endpointId}", "/api/v4/payout-check/{endpointId}", "/api/v4/payout-pay/{endpointId}",
 }  # fmt: skip
+# Behaviour section 11: what the family's public client code calls beyond the spec's list.
+FAMILY_PATHS = {
+    "/api/v2/make-rebill-sale/{endpointId}", "/api/v2/make-rebill-preauth/{endpointId}",
+    "/api/v2/transfer-by-ref/{endpointId}", "/api/v4/payout/{endpointId}", "/api/v4/transfer-by-ref/{endpointId}",
+}  # fmt: skip
 
 
 def test_every_spec_path_is_in_the_catalogue_once():
     paths = [op.path for op in iter_operations()]
-    assert sorted(paths) == sorted(SPEC_PATHS)
+    assert sorted(paths) == sorted(SPEC_PATHS | FAMILY_PATHS)
+
+
+def test_every_v2_operation_and_no_other_is_addressable_by_group():
+    """Spec 2.1 and behaviour section 11: every v2 operation also answers at .../group/{id}; v4 and 3ds/v1 not."""
+    for op in iter_operations():
+        assert op.group is op.path.startswith("/api/v2/"), op.name
+        if op.group:
+            assert op.group_path == op.path.replace("/{endpointId}", "/group/{endpointGroupId}")
+
+
+@pytest.mark.parametrize("name", ["payout_v4", "transfer_by_ref_v4", "payout_check", "transfer", "payout_pay"])
+def test_every_v4_operation_takes_either_spelling_of_the_order_id(name):
+    """One rule for every v4 operation (behaviour sections 10, 11); the client sends the documented one."""
+    op = get_operation(name)
+    assert {"client_orderid", "client-order-id"} in [set(group) for group in op.spellings]
+    documented = "client-order-id" if name in ("payout_v4", "transfer_by_ref_v4") else "client_orderid"
+    assert op.wire_name("client_orderid") == op.wire_name("client-order-id") == documented
 
 
 def test_v4_operations_are_rsa_signed_and_v2_never_are():
@@ -63,8 +85,9 @@ def test_group_path_and_url_path():
     assert sale.url_path(endpoint_id="51494") == "/api/v2/sale/51494"
     with pytest.raises(ValueError, match="exactly one"):
         sale.url_path(endpoint_id="1", group_id="2")
+    assert get_operation("status").url_path(group_id="2") == "/api/v2/status/group/2"
     with pytest.raises(ValueError, match="cannot be addressed by endpoint group"):
-        get_operation("capture").url_path(group_id="2")
+        get_operation("payout_check").url_path(group_id="2")
 
 
 def test_control_formula_text_names_minor_units_and_the_key():

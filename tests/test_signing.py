@@ -32,6 +32,9 @@ from toolkit.signing import (
 )
 
 CONTROL = load_vectors("control.json")
+# behaviour section 11's formulas (made for gatekit with openssl, the same meta as control.json)
+FAMILY = load_vectors("control-family.json")
+CONTROL_VECTORS = [*CONTROL["vectors"], *FAMILY["vectors"]]
 CALLBACK = load_vectors("callback.json")
 OAUTH = load_vectors("oauth.json")
 KEY = CONTROL["meta"]["merchant_control_key"]
@@ -40,7 +43,7 @@ LOGIN = CONTROL["meta"]["login"]
 # --- 5.1 control: every vector, exact ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("vector", CONTROL["vectors"], ids=[v["case"] for v in CONTROL["vectors"]])
+@pytest.mark.parametrize("vector", CONTROL_VECTORS, ids=[v["case"] for v in CONTROL_VECTORS])
 def test_control_checksum_of_each_vector_is_exact(vector):
     *parts, key = vector["parts"]
     assert "".join(vector["parts"]) == vector["input"]
@@ -75,11 +78,27 @@ CATALOGUE_CASES = {
     "status by client_orderid only": (("status",), {"client_orderid": "inv-794772"}, "51494"),
     "create-card-ref v2": (("create_card_ref",), FOLLOW_UP, "51494"),
     "make-rebill": (
-        ("make_rebill",),
+        ("make_rebill", "make_rebill_sale", "make_rebill_preauth"),  # behaviour 11: "as make-rebill"
         {"client_orderid": "inv-794772", "cardrefid": "1679215", "amount": "19.99", "currency": "EUR"},
         "51494",
     ),
     "get-card-info": (("get_card_info",), {"cardrefid": "1679215"}, "51494"),
+    "transfer-by-ref": (
+        ("transfer_by_ref",),
+        {
+            "client_orderid": "inv-794773",
+            "source-card-ref-id": "1679215",
+            "destination-card-ref-id": "1679216",
+            "amount": "19.99",
+            "currency": "EUR",
+        },
+        "51494",
+    ),
+    "transfer-by-ref without a source": (
+        ("transfer_by_ref",),
+        {"client_orderid": "inv-794774", "destination-card-ref-id": "1679216", "amount": "19.99", "currency": "EUR"},
+        "51494",
+    ),
     "3DS upload (method-url / cres / pares)": (
         ("upload_method_url_result", "upload_cres_result", "upload_pares_result"),
         {"client-order-id": "inv-794772", "orderid": "8056020"},  # the vector's formula spells it so
@@ -88,7 +107,7 @@ CATALOGUE_CASES = {
 }
 CATALOGUE_PARAMS = [
     pytest.param(vector, op_name, fields, endpoint, id=f"{op_name}: {vector['case']}")
-    for vector in CONTROL["vectors"]
+    for vector in CONTROL_VECTORS
     for op_name, fields, endpoint in [
         (name, CATALOGUE_CASES[vector["case"]][1], CATALOGUE_CASES[vector["case"]][2])
         for name in CATALOGUE_CASES[vector["case"]][0]
@@ -97,7 +116,8 @@ CATALOGUE_PARAMS = [
 
 
 def test_every_control_vector_is_read_through_the_catalogue():
-    assert {v["case"] for v in CONTROL["vectors"]} == set(CATALOGUE_CASES)
+    assert {v["case"] for v in CONTROL_VECTORS} == set(CATALOGUE_CASES)
+    assert FAMILY["meta"] == {**CONTROL["meta"], "note": FAMILY["meta"]["note"]}
 
 
 @pytest.mark.parametrize(("vector", "op_name", "fields", "endpoint"), CATALOGUE_PARAMS)

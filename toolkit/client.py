@@ -440,6 +440,13 @@ class GatewayClient:
     def make_rebill(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
         return self._typed("make_rebill", AsyncResponse, fields, kw)
 
+    def make_rebill_sale(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("make_rebill_sale", AsyncResponse, fields, kw)
+
+    def make_rebill_preauth(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        """A hold on a stored card: capture, void and return it as a card preauth."""
+        return self._typed("make_rebill_preauth", AsyncResponse, fields, kw)
+
     def create_recurring_payment(self, fields: Fields | None = None, /, **kw: Any) -> RecurringPaymentResponse:
         return self._typed("create_recurring_payment", RecurringPaymentResponse, fields, kw)
 
@@ -448,6 +455,12 @@ class GatewayClient:
 
     def transfer(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
         return self._typed("transfer", AsyncResponse, fields, kw)
+
+    def transfer_by_ref(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("transfer_by_ref", AsyncResponse, fields, kw)
+
+    def transfer_by_ref_v4(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("transfer_by_ref_v4", AsyncResponse, fields, kw)
 
     def payout(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
         return self._typed("payout", AsyncResponse, fields, kw)
@@ -460,3 +473,6 @@ class GatewayClient:
 
     def payout_pay(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
         return self._typed("payout_pay", AsyncResponse, fields, kw)
+
+    def payout_v4(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
+        return self._typed("payout_v4", AsyncResponse, fields, kw)

@@ -15,6 +15,10 @@ polling schedule).  Named profiles come from a TOML file (``gatekit.toml``, or t
     callback_url = "https://hooks.acme.example/gateway"   # where the gateway can reach our receiver
     poll = { intervals = [3, 3, 5], deadline = 600 }
 
+    [profiles.fast]
+    base = "simulator"
+    simulator = { latency = 0 }                # the embedded simulator's [simulator] settings
+
 Environment variables win over the profile: GATEWAY_BASE_URL, GATEWAY_ENDPOINT_ID,
 GATEWAY_ENDPOINT_GROUP_ID, GATEWAY_LOGIN, GATEWAY_CONTROL_KEY, GATEWAY_PRIVATE_KEY_FILE,
 GATEWAY_PRIVATE_KEY_PASSPHRASE, GATEWAY_CALLBACK_URL.
@@ -206,6 +210,37 @@ def load_profiles(path: Path | None) -> dict[str, dict[str, Any]]:
     return profiles
 
 
+SIMULATOR_TABLE = "simulator"  # [profiles.NAME.simulator]: the embedded simulator's [simulator] settings
+
+
+def _profile_table(profile: str | None, file: Path | None, env: Mapping[str, str]) -> tuple[str, str, dict[str, Any]]:
+    """(name, base, the profile's table of the file) of ``profile`` (default ``GATEKIT_PROFILE``, else simulator)."""
+    name = profile or env.get("GATEKIT_PROFILE") or "simulator"
+    profiles = load_profiles(file if file is not None else config_file(env))
+    raw = dict(profiles.get(name, {}))
+    base = raw.pop("base", name if name in ("simulator", "sandbox") else "sandbox") if name in profiles else name
+    if base not in ("simulator", "sandbox"):
+        known = ", ".join(["simulator", *(p for p in ("sandbox", *profiles) if p != "simulator")])
+        where = f"profile {name}: unknown base {base!r}" if name in profiles else f"unknown profile {name!r}"
+        raise ConfigError(f"{where}; known profiles: {known}")
+    if SIMULATOR_TABLE in raw and (base != "simulator" or not isinstance(raw[SIMULATOR_TABLE], dict)):
+        raise ConfigError(
+            f"profile {name}: a [profiles.{name}.simulator] table sets the embedded simulator, and only a profile "
+            'with base = "simulator" has one'
+        )
+    return name, base, raw
+
+
+def simulator_settings(
+    profile: str | None = None, *, env: Mapping[str, str] | None = None, file: Path | None = None
+) -> dict[str, Any]:
+    """The ``[profiles.NAME.simulator]`` table of a simulator profile, as written (the embedded simulator's
+    ``[simulator]`` settings: latency, windows...); empty when the profile has none.  ``toolkit.certify.target``
+    checks and applies them."""
+    env = os.environ if env is None else env
+    return dict(_profile_table(profile, file, env)[2].get(SIMULATOR_TABLE, {}))
+
+
 def load_config(
     profile: str | None = None,
     *,
@@ -218,14 +253,8 @@ def load_config(
     Precedence: explicit ``overrides`` > environment variables > profile file > built-in profile.
     """
     env = os.environ if env is None else env
-    name = profile or env.get("GATEKIT_PROFILE") or "simulator"
-    profiles = load_profiles(file if file is not None else config_file(env))
-    raw = dict(profiles.get(name, {}))
-    base = raw.pop("base", "sandbox") if name in profiles else name
-    if base not in ("simulator", "sandbox"):
-        known = ", ".join(["simulator", "sandbox", *profiles])
-        where = f"profile {name}: unknown base {base!r}" if name in profiles else f"unknown profile {name!r}"
-        raise ConfigError(f"{where}; known profiles: {known}")
+    name, base, raw = _profile_table(profile, file, env)
+    raw.pop(SIMULATOR_TABLE, None)  # the embedded simulator's settings: ``simulator_settings``
     from_env = {setting: env[var] for setting, var in ENV_VARS.items() if env.get(var)}
     given = {setting: value for setting, value in overrides.items() if value is not None}
     settings = {**_file_settings(name, raw, env), **from_env, **given}

@@ -111,6 +111,8 @@ FIELDS: dict[str, Field] = dict(
         _f("notify_url", Kind.URL, "Called with the outcome of every transaction of the order", max_length=1024),
         _f("cardrefid", Kind.DIGITS, "Card reference identifier", max_length=32),
         _f("sending-card-ref-id", Kind.DIGITS, "Card reference of the sending card", max_length=32),
+        _f("source-card-ref-id", Kind.DIGITS, "Card reference the transfer takes the money from", max_length=32),
+        _f("destination-card-ref-id", Kind.DIGITS, "Card reference the transfer sends the money to", max_length=32),
         _f("enumerate_amounts", Kind.AMOUNTS, "Amounts tried in order until one is approved (10.00,5.00)"),
         _f("recurrent_scenario", Kind.CHOICE, "Kind of repeated charge", choices=("REGULAR", "IRREGULAR")),
         _f("threeDSCompInd", Kind.CHOICE, "3DS Method result", choices=("Y", "N", "U")),

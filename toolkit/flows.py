@@ -156,12 +156,28 @@ class Merchant:
         amount: Decimal | None = None,
         *,
         then_try: tuple[Decimal, ...] = (),
+        operation: str = "make_rebill",
     ) -> Order:
-        """make-rebill of a card reference; ``then_try``: the amounts the gateway tries in turn when the
-        amount is declined (``enumerate_amounts``, behaviour section 10)."""
+        """A rebill of a card reference (``make_rebill``, ``make_rebill_sale``, or ``make_rebill_preauth``: a hold
+        to capture, void or return); ``then_try``: the amounts the gateway tries in turn when the amount is
+        declined (``enumerate_amounts``, behaviour section 10)."""
         extra = {"enumerate_amounts": ",".join(format(a, "f") for a in then_try)} if then_try else {}
-        fields = orders.rebill_fields(cardrefid, outcome=outcome, amount=amount, **extra, **self._callback())
-        return self._send("make_rebill", dict(fields))
+        fields = orders.rebill_fields(
+            cardrefid, outcome=outcome, amount=amount, operation=operation, **extra, **self._callback()
+        )
+        return self._send(operation, dict(fields))
+
+    def transfer_by_ref(
+        self, destination: str, source: str | None, amount: Decimal | None = None, outcome: str = "approved"
+    ) -> Order:
+        """transfer-by-ref (v2): from the stored card ``source`` (None: from the merchant) to ``destination``."""
+        fields = orders.transfer_by_ref_fields(destination, source, outcome, amount, **self._callback())
+        return self._send("transfer_by_ref", dict(fields))
+
+    def deposit(self, card: Card, amount: Decimal | None = None, outcome: str = "approved") -> Order:
+        """transfer-by-ref (v4): a deposit to the card number of ``card`` (the deposit-to-card example)."""
+        fields = orders.deposit_fields(outcome, amount, destination=card.number, **self._callback())
+        return self._send("transfer_by_ref_v4", dict(fields), card)
 
     def recurring(self, cardrefid: str, amount: Decimal, period: str, interval: int = 1) -> RecurringPaymentResponse:
         fields = orders.recurring_fields(cardrefid, amount=amount, period=period, interval=interval, **self._callback())
@@ -172,7 +188,8 @@ class Merchant:
     def payout(
         self, operation: str, amount: Decimal | None, card: Card | None = None, outcome: str = "approved"
     ) -> Order:
-        """``payout`` (v2, HMAC-SHA1) or ``payout_check`` (v4, RSA-SHA256) to a destination card."""
+        """``payout`` (v2, HMAC-SHA1), ``payout_check`` (v4 two-step) or ``payout_v4`` (v4 one-step, RSA-SHA256)
+        to a destination card."""
         fields = orders.payout_fields(
             outcome=outcome, amount=amount, operation=operation, card=card, **self._callback()
         )
@@ -228,9 +245,10 @@ class Merchant:
     def status_by_client_orderid(self, order: Order) -> StatusResponse:
         return self.client.status(client_orderid=order.client_orderid)
 
-    def order_status(self, order: Order) -> StatusResponse:
-        """``status`` of the order (no ``by-request-sn``): its latest transaction, whatever it is."""
-        return self.client.status(client_orderid=order.client_orderid, orderid=order.orderid)
+    def order_status(self, order: Order, *, by_group: bool = False) -> StatusResponse:
+        """``status`` of the order (no ``by-request-sn``): its latest transaction, whatever it is; ``by_group``
+        asks at the endpoint group's address (``status/group/{id}``, as public integrations poll)."""
+        return self.client.status(client_orderid=order.client_orderid, orderid=order.orderid, use_group=by_group)
 
     def request_status(self, order: Order) -> StatusResponse:
         """``status`` of the request that made ``order`` (``by-request-sn``: its serial-number)."""

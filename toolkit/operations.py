@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
+from typing import Any
 
 from toolkit.fields import FIELDS, wire_name
 
@@ -79,7 +80,6 @@ class Operation:
     control: ControlFormula | None = None
     one_of: tuple[tuple[str, ...], ...] = ()
     together: tuple[tuple[str, ...], ...] = ()
-    group: bool = False
     assumed: tuple[str, ...] = field(default=())
     prefixes: tuple[str, ...] = ()  # optional fields known by prefix (``customer_browser_``)
 
@@ -90,13 +90,26 @@ class Operation:
         return "3ds/v1" if parts[2] == "3ds" else parts[2]
 
     @property
+    def group(self) -> bool:
+        """Addressable by endpoint group: every v2 operation (spec 2.1; behaviour section 11: "every v2
+        operation addressed by endpoint is also addressable by endpoint group"), no v4 or 3-D Secure one."""
+        return self.family == "v2"
+
+    @property
     def group_path(self) -> str:
         return self.path.replace("/{endpointId}", "/group/{endpointGroupId}")
 
     @cached_property
     def fields(self) -> tuple[str, ...]:
-        """Every field the operation knows, required first."""
-        seen = dict.fromkeys([*self.required, *(n for group in self.one_of for n in group), *self.optional])
+        """Every field the operation knows: required, one-of groups, what goes together with them, optional."""
+        seen = dict.fromkeys(
+            [
+                *self.required,
+                *(n for group in self.one_of for n in group),
+                *(n for group in self.together for n in group),
+                *self.optional,
+            ]
+        )
         return tuple(seen)
 
     @cached_property
@@ -119,12 +132,21 @@ class Operation:
         """The wire spelling of ``name`` for this operation: ``client_orderid`` -> ``client-order-id`` and
         ``cres`` -> ``cRes`` in the 3-D Secure uploads; any other name as ``toolkit.fields.wire_name`` gives it.
         """
+        for group in self.spellings:
+            if name in group or any(name in FIELDS[wire].names for wire in group):
+                return group[0]  # the operation's documented spelling (v4: client_orderid or client-order-id)
         if name in self.fields:
             return name
         for wire in self.fields:
             if name in FIELDS[wire].names:
                 return wire
         return wire_name(name)
+
+    @cached_property
+    def spellings(self) -> tuple[tuple[str, ...], ...]:
+        """The ``one_of`` groups whose names spell one field (``client_orderid`` / ``client-order-id``): the
+        gateway takes either, the client sends the first."""
+        return tuple(group for group in self.one_of if _one_field(group))
 
     @property
     def method_name(self) -> str:
@@ -140,6 +162,11 @@ class Operation:
                 raise ValueError(f"{self.name} cannot be addressed by endpoint group")
             return self.group_path.format(endpointGroupId=group_id)
         return self.path.format(endpointId=endpoint_id)
+
+
+def _one_field(group: tuple[str, ...]) -> bool:
+    """Every name of ``group`` is a spelling of one field of the registry."""
+    return len(group) > 1 and any(all(name in FIELDS[wire].names for name in group) for wire in group)
 
 
 # Field sets shared by several operations (behaviour section 10).
@@ -170,20 +197,26 @@ _PAYOUT_DESTINATIONS = (
     "payout_phone",
 )
 _BANK = ("bank_code", "bank_name", "bank_branch", "bank_province", "bank_city")
+_V4_BANK = ("bank_name", "bank_branch", "bank_province", "bank_city")  # behaviour section 11: v4 payout
+_PAYOUT_CARD = ("credit_card_number", "expire_month", "expire_year", "card_printed_name")
+_TRANSFER_SOURCES = ("credit_card_number", "card_recurring_payment_id")
+_TRANSFER_DESTINATIONS = ("destination-card-no", "destination_card_recurring_payment_id")
 # Mandatory on the production gateway, but only a conformance warning on a lenient simulator.
-LENIENT_OPTIONAL = frozenset({LOGIN, *_CUSTOMER, "comment"})
+LENIENT_OPTIONAL = frozenset({LOGIN, *_CUSTOMER, "comment", "threeDSCompInd"})
 
 SALE_CONTROL = ControlFormula((ENDPOINT_ID, "client_orderid", "amount", "email"))
 VERIFY_CONTROL = ControlFormula((ENDPOINT_ID, "client_orderid", "email"))
 FOLLOW_UP_CONTROL = ControlFormula((LOGIN, "client_orderid", "orderid"))
 THREEDS_CONTROL = ControlFormula((LOGIN, "client-order-id", "orderid"))  # spec 4.2 writes client-order-id
+REBILL_CONTROL = ControlFormula((LOGIN, "client_orderid", "cardrefid", "amount", "currency"))
 AMOUNT_CONTROL = ControlFormula(
     (LOGIN, "client_orderid", "orderid", "amount", "currency"), optional=frozenset({"amount", "currency"})
 )
 _ASSUMED_FORM_CONTROL = "control: not shown in the spec; the sale formula is used"
 _ASSUMED_FIELDS = "request fields: not shown in the spec or in behaviour section 10; chosen by gatekit"
-_ASSUMED_GROUP = "endpoint-group addressing: decided per operation by gatekit (spec: 'depending on the operation')"
 _SECTION_10 = "request fields: behaviour section 10 (the gateway family's documentation)"
+_SECTION_11 = "operation, path, fields and control: behaviour section 11 (the family's public client code)"
+_V4_SPELLING = "client_orderid or client-order-id: either is taken on every v4 operation (behaviour sections 10, 11)"
 _FORM_REDIRECT = (
     "redirect_url: mandatory on hosted forms (section 10 is silent; the family's public PHP library requires it, "
     "and the hosted page must send the payer somewhere)"
@@ -204,9 +237,57 @@ def _payment(name: str, path: str, code: str, request: str, summary: str) -> Ope
         required=("client_orderid", "order_desc", "amount", "currency", *_CUSTOMER, "email", "ipaddress", *_CARD),
         optional=(*_URLS, *_CUSTOMER_OPTIONAL),
         control=SALE_CONTROL,
-        group=True,
         prefixes=("customer_browser_",),
         assumed=(_SECTION_10, "customer_browser_* (3-D Secure 2 browser data): accepted by prefix, not checked"),
+    )
+
+
+def _rebill(name: str, path: str, code: str | None, request: str | None, summary: str, *assumed: str) -> Operation:
+    """make-rebill and its two published names (behaviour sections 10 and 11): a stored card, no cardholder."""
+    return Operation(
+        name,
+        path,
+        code,
+        request,
+        "AsyncResponse",
+        ResponseKind.ASYNC,
+        AuthScheme.CONTROL,
+        summary + " while the cardholder is absent",
+        required=(LOGIN, "client_orderid", "cardrefid", "amount", "currency"),
+        optional=(
+            "order_desc",
+            "ipaddress",
+            "comment",
+            "cvv2",
+            "server_callback_url",
+            "notify_url",
+            "enumerate_amounts",
+            "recurrent_scenario",
+        ),
+        control=REBILL_CONTROL,
+        assumed=(*assumed, _SECTION_10, "enumerate_amounts: at most 10 amounts, each at most the amount"),
+    )
+
+
+def _v4(name: str, path: str, summary: str, required: tuple[str, ...], **details: Any) -> Operation:
+    """A v4 operation (OAuth RSA-SHA256, spec 9) that starts an order: the gateway takes the merchant's order id
+    as ``client_orderid`` or ``client-order-id`` on every v4 operation (one rule, behaviour sections 10 and 11);
+    ``spelling`` is the one the documentation writes, which the client sends."""
+    spelling = details.pop("spelling", "client_orderid")
+    other = "client-order-id" if spelling == "client_orderid" else "client_orderid"
+    code, request, response = details.pop("types", (None, None, None))
+    return Operation(
+        name,
+        path,
+        code,
+        request,
+        response,
+        details.pop("response", ResponseKind.ASYNC),
+        AuthScheme.OAUTH_RSA_SHA256,
+        summary,
+        required=required,
+        one_of=((spelling, other), *details.pop("one_of", ())),
+        **details,
     )
 
 
@@ -233,7 +314,6 @@ def _form(name: str, path: str, code: str, request: str, summary: str, *assumed:
         ),
         optional=(*_FORM_URLS, *_CUSTOMER_OPTIONAL),
         control=SALE_CONTROL,
-        group=True,
         assumed=(*assumed, _SECTION_10, _FORM_REDIRECT),
     )
 
@@ -253,7 +333,7 @@ def _partial_follow_up(name: str, path: str, code: str, request: str, summary: s
         optional=("amount", "currency", *extra),
         together=(("amount", "currency"),),
         control=AMOUNT_CONTROL,
-        assumed=(_SECTION_10, _ASSUMED_GROUP),
+        assumed=(_SECTION_10,),
     )
 
 
@@ -317,7 +397,7 @@ _OPERATIONS = (
         "Cancels an authorized, unsettled transaction of the order (a capture first); no partial amount",
         required=(*_FOLLOW_UP, "comment"),
         control=FOLLOW_UP_CONTROL,
-        assumed=(_SECTION_10, _ASSUMED_GROUP),
+        assumed=(_SECTION_10,),
     ),
     _partial_follow_up(
         "return",
@@ -339,7 +419,7 @@ _OPERATIONS = (
         required=(LOGIN, "client_orderid"),
         optional=("orderid", "by-request-sn"),
         control=ControlFormula((LOGIN, "client_orderid", "orderid"), optional=frozenset({"orderid"})),
-        assumed=(_SECTION_10, _ASSUMED_GROUP),
+        assumed=(_SECTION_10,),
     ),
     Operation(
         "account_verification",
@@ -360,7 +440,6 @@ _OPERATIONS = (
         ),
         optional=(*_URLS, "phone", *_CUSTOMER_OPTIONAL),
         control=VERIFY_CONTROL,
-        group=True,
         assumed=(
             "request fields: section 10 lists none for the direct call; the family's documentation and public "
             "PHP library: as sale without amount and currency (zero amount, spec 4.1), phone optional",
@@ -378,7 +457,6 @@ _OPERATIONS = (
         required=("client_orderid", "order_desc", *_CUSTOMER, "email", "ipaddress", "redirect_url"),
         optional=(*_FORM_URLS, *_CUSTOMER_OPTIONAL),
         control=VERIFY_CONTROL,
-        group=True,
         assumed=(
             "request fields: section 10 says 'as sale, without the card fields'; amount and currency are left "
             "out as for the direct call (a zero-amount operation, spec 4.1); phone stays mandatory ('as sale') "
@@ -393,11 +471,11 @@ _OPERATIONS = (
         "TDS_UPLOAD_METHOD_URL_RESULT",
         "TdsMethodUrlResultRequest",
         "Result of the 3DS 2.x Method step (threeDSCompInd Y/N/U)",
-        (),
-        optional=("threeDSCompInd", "threeDSServerTransID", *_BROWSER),
+        ("threeDSCompInd",),
+        optional=("threeDSServerTransID", *_BROWSER),
         assumed=(
-            "threeDSCompInd: spec 4.2 says the upload carries it, section 10 and the family's documentation do "
-            "not list it: the client sends it, the simulator accepts its absence as Y (the method step ran)",
+            "threeDSCompInd: mandatory, as spec 4.2 says the upload carries it (section 10 and the family's "
+            "documentation do not list it); a lenient simulator takes its absence as Y, with a warning",
         ),
     ),
     _threeds_upload(
@@ -432,17 +510,14 @@ _OPERATIONS = (
         control=FOLLOW_UP_CONTROL,
         assumed=(_SECTION_10,),
     ),
-    Operation(
+    _v4(
         "create_card_ref_v4",
         "/api/v4/create-card-ref/{endpointId}",
-        "CARDREF_V4",
-        "CreateCardRefV4Request",
-        "CardRefV4AsyncResponse",
-        ResponseKind.CARD_REF,
-        AuthScheme.OAUTH_RSA_SHA256,
         "Tokenization with OAuth RSA-SHA256 signing",
-        required=_FOLLOW_UP,
-        assumed=("request fields: not in section 10; those of create-card-ref v2, signed with OAuth",),
+        (LOGIN, "orderid"),
+        types=("CARDREF_V4", "CreateCardRefV4Request", "CardRefV4AsyncResponse"),
+        response=ResponseKind.CARD_REF,
+        assumed=("request fields: not in section 10; those of create-card-ref v2, signed with OAuth", _V4_SPELLING),
     ),
     Operation(
         "get_card_info",
@@ -460,42 +535,36 @@ _OPERATIONS = (
             "control: 'no control formula shown' in the spec; login + cardrefid from vectors/control.json",
         ),
     ),
-    Operation(
-        "make_rebill",
-        "/api/v2/make-rebill/{endpointId}",
-        "REBILL",
-        "RebillRequest",
-        "AsyncResponse",
-        ResponseKind.ASYNC,
-        AuthScheme.CONTROL,
-        "Charges a stored card while the cardholder is absent",
-        required=(LOGIN, "client_orderid", "cardrefid", "amount", "currency"),
-        optional=(
-            "order_desc",
-            "ipaddress",
-            "comment",
-            "cvv2",
-            "server_callback_url",
-            "notify_url",
-            "enumerate_amounts",
-            "recurrent_scenario",
-        ),
-        control=ControlFormula((LOGIN, "client_orderid", "cardrefid", "amount", "currency")),
-        group=True,
-        assumed=(_SECTION_10, "enumerate_amounts: at most 10 amounts, each at most the amount"),
+    _rebill("make_rebill", "/api/v2/make-rebill/{endpointId}", "REBILL", "RebillRequest", "Charges a stored card"),
+    _rebill(
+        "make_rebill_sale",
+        "/api/v2/make-rebill-sale/{endpointId}",
+        None,
+        None,
+        "Charges a stored card: make-rebill under the name of the family's client code",
+        _SECTION_11,
     ),
-    Operation(
+    _rebill(
+        "make_rebill_preauth",
+        "/api/v2/make-rebill-preauth/{endpointId}",
+        None,
+        None,
+        "Holds an amount on a stored card: a preauth that capture, void and return apply to",
+        _SECTION_11,
+    ),
+    _v4(
         "create_recurring_payment",
         "/api/v4/create-recurring-payment/{endpointId}",
-        "CREATE_RP_V4",
-        "RecurringPaymentForCreation",
-        "CreateRecurringPaymentResponse",
-        ResponseKind.RECURRING,
-        AuthScheme.OAUTH_RSA_SHA256,
         "Creates a subscription charged on a schedule",
-        required=("client_orderid", "cardrefid", "amount", "currency", "period", "interval"),
+        ("cardrefid", "amount", "currency", "period", "interval"),
+        types=("CREATE_RP_V4", "RecurringPaymentForCreation", "CreateRecurringPaymentResponse"),
+        response=ResponseKind.RECURRING,
         optional=(LOGIN, "start_date", "repeats", "order_desc", "email", "server_callback_url", "notify_url"),
-        assumed=(_ASSUMED_FIELDS, "period and interval values: not shown; day|week|month|year and an integer"),
+        assumed=(
+            _ASSUMED_FIELDS,
+            "period and interval values: not shown; day|week|month|year and an integer",
+            _V4_SPELLING,
+        ),
     ),
     Operation(
         "pan_eligibility_send",
@@ -507,30 +576,71 @@ _OPERATIONS = (
         AuthScheme.OAUTH_HMAC_SHA1,
         "Card-eligibility send (only the worked signing case in the spec)",
         required=("client-order-id", "sending-card-ref-id"),
-        assumed=("operation code, request and response types: not shown; answered as an AsyncResponse",),
+        assumed=(
+            "operation code, request and response types: not shown; answered as an AsyncResponse",
+            "sending-card-ref-id: a card reference of the merchant; an expired card is declined",
+        ),
     ),
-    Operation(
+    _v4(
         "transfer",
         "/api/v4/transfer/{endpointId}",
+        "Card-to-card transfer (only the worked signing case in the spec)",
+        ("amount", "currency"),
+        one_of=(_TRANSFER_SOURCES, _TRANSFER_DESTINATIONS),
+        together=(("credit_card_number", "expire_month", "expire_year"),),
+        optional=(
+            LOGIN,
+            "order_desc",
+            "card_printed_name",
+            "cvv2",
+            "ipaddress",
+            "deposit2card",
+            "redirect_url",
+            "server_callback_url",
+            "notify_url",
+        ),
+        assumed=(
+            "operation code, request and response types: not shown; answered as an AsyncResponse",
+            "a source (a card with its expiry, or card_recurring_payment_id: a card reference) and a destination "
+            "(destination-card-no or destination_card_recurring_payment_id): the fields of the spec's example "
+            "(2.2), each side needed",
+            _V4_SPELLING,
+        ),
+    ),
+    Operation(
+        "transfer_by_ref",
+        "/api/v2/transfer-by-ref/{endpointId}",
         None,
         None,
         None,
         ResponseKind.ASYNC,
-        AuthScheme.OAUTH_RSA_SHA256,
-        "Card-to-card transfer (only the worked signing case in the spec)",
-        required=("client_orderid", "amount", "currency"),
-        optional=(
-            "order_desc",
-            *_CARD,
-            "ipaddress",
-            "deposit2card",
-            "destination-card-no",
-            "redirect_url",
-            "server_callback_url",
-            "card_recurring_payment_id",
-            "destination_card_recurring_payment_id",
+        AuthScheme.CONTROL,
+        "Moves money from one stored card (or the merchant) to another stored card",
+        required=(LOGIN, "client_orderid", "amount", "currency", "ipaddress", "destination-card-ref-id"),
+        optional=("order_desc", "source-card-ref-id", "cvv2", "redirect_url", "server_callback_url", "notify_url"),
+        control=ControlFormula(
+            (LOGIN, "client_orderid", "source-card-ref-id", "destination-card-ref-id", "amount", "currency"),
+            optional=frozenset({"source-card-ref-id"}),
         ),
-        assumed=("operation code, request and response types: not shown; answered as an AsyncResponse",),
+        assumed=(
+            _SECTION_11,
+            "operation code, request and response types: not shown; answered as an AsyncResponse",
+            "without source-card-ref-id the money comes from the merchant (a deposit to the destination card)",
+        ),
+    ),
+    _v4(
+        "transfer_by_ref_v4",
+        "/api/v4/transfer-by-ref/{endpointId}",
+        "Deposit to a card number (the family's deposit-to-card example)",
+        ("amount", "currency", "order_desc", "destination-card-no"),
+        spelling="client-order-id",
+        optional=(LOGIN, "ipaddress", "redirect_url", "server_callback_url", "notify_url"),
+        assumed=(
+            _SECTION_11,
+            "operation code, request and response types: not shown; answered as an AsyncResponse",
+            "optional fields: not listed by section 11; those of the other v4 money operations",
+            _V4_SPELLING,
+        ),
     ),
     # 4.4 Payouts
     Operation(
@@ -561,7 +671,6 @@ _OPERATIONS = (
             "card_recurring_payment_id",
             "destination_card_recurring_payment_id",
         ),
-        group=True,
         assumed=(_ASSUMED_FIELDS,),
     ),
     Operation(
@@ -576,20 +685,15 @@ _OPERATIONS = (
         required=("client_orderid", "order_desc", "amount", "currency", "email", "ipaddress", "redirect_url"),
         optional=("server_callback_url", "notify_url", *_CUSTOMER, *_CUSTOMER_OPTIONAL),
         control=SALE_CONTROL,
-        group=True,
         assumed=(_ASSUMED_FORM_CONTROL, _ASSUMED_FIELDS),
     ),
-    Operation(
+    _v4(
         "payout_check",
         "/api/v4/payout-check/{endpointId}",
-        "PAYOUT_V4_CHECK",
-        "PayoutCheckRequest",
-        "AsyncResponse",
-        ResponseKind.ASYNC,
-        AuthScheme.OAUTH_RSA_SHA256,
         "Step 1: validates the recipient and registers the payout without moving funds",
-        required=("amount", "currency"),
-        one_of=(("client_orderid", "client-order-id"), _PAYOUT_DESTINATIONS),
+        ("amount", "currency"),
+        types=("PAYOUT_V4_CHECK", "PayoutCheckRequest", "AsyncResponse"),
+        one_of=(_PAYOUT_DESTINATIONS,),
         optional=(
             LOGIN,
             "order_desc",
@@ -610,21 +714,35 @@ _OPERATIONS = (
             "the client sends client_orderid (the spelling of the spec's signed v4 transfer example)",
         ),
     ),
-    Operation(
+    _v4(
         "payout_pay",
         "/api/v4/payout-pay/{endpointId}",
-        None,
-        None,
-        None,
-        ResponseKind.ASYNC,
-        AuthScheme.OAUTH_RSA_SHA256,
         "Step 2: executes a payout registered by payout-check",
-        required=_FOLLOW_UP,
+        (LOGIN, "orderid"),
         optional=("server_callback_url", "notify_url"),
         assumed=(
             "auth: OAuth RSA-SHA256 assumed from the v4 family (spec: not shown)",
             "operation code, request and response types: not shown; answered as an AsyncResponse",
             "request fields: section 10 (login, client_orderid and the orderid of the payout-check)",
+            _V4_SPELLING,
+        ),
+    ),
+    _v4(
+        "payout_v4",
+        "/api/v4/payout/{endpointId}",
+        "One-step payout to a card or a bank account",
+        ("amount", "currency", "order_desc"),
+        spelling="client-order-id",
+        one_of=(("credit_card_number", "account_number"),),
+        together=(_PAYOUT_CARD, ("account_number", *_V4_BANK)),
+        optional=(LOGIN, "ipaddress", "purpose", "server_callback_url", "notify_url", "redirect_url"),
+        assumed=(
+            _SECTION_11,
+            "operation code, request and response types: not shown; answered as an AsyncResponse",
+            "auth: RSA-SHA256 as in the v4 examples and spec 9 (section 11 also names HMAC-SHA1, as on the v2 "
+            "payout: the simulator takes RSA-SHA256 only)",
+            "a card destination sends all its card fields, a bank destination all its bank fields (section 11 "
+            "lists them as two sets)",
         ),
     ),
 )

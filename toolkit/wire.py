@@ -33,6 +33,12 @@ class DecodeError(ValueError):
     """A body that is neither a JSON object nor legacy key=value pairs."""
 
 
+def asks_for_json(accept: str) -> bool:
+    """An ``Accept`` header that asks for ``application/vnd.pay+json`` (behaviour 2), in any case (RFC 9110 8.3.1:
+    media types are case-insensitive, so ``Application/Vnd.Pay+JSON`` asks for JSON too)."""
+    return MEDIA_TYPE in accept or MEDIA_TYPE in accept.lower()
+
+
 def encode_form(fields: Mapping[str, str] | Iterable[tuple[str, str]]) -> str:
     """``application/x-www-form-urlencoded`` UTF-8 body (what ``urlencode(items, quote_via=quote)`` gives)."""
     items = list(fields.items()) if isinstance(fields, Mapping) else list(fields)

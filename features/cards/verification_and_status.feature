@@ -29,6 +29,19 @@ Feature: Verification, recurring payments, status and the sandbox outcomes
     When the merchant asks for the status by its own order id only
     Then the status is approved for 6.00 EUR
 
+  @status
+  Scenario: The status is polled at the endpoint group's address
+    Given an approved sale of 6.00 EUR
+    When the merchant asks for the status of the order by its endpoint group
+    Then the status is approved for 6.00 EUR
+
+  @status @sale
+  Scenario: The merchant sees a sale processing, then waits for its outcome
+    Given a card that is approved
+    When the merchant sends a sale of 10.42 EUR
+    Then the merchant first sees the order processing
+    And the order is approved
+
   @declines @sale
   Scenario Outline: A card that is <outcome> is declined
     Given a card that is <outcome>

@@ -52,3 +52,10 @@ Feature: Hosted payment pages
     And the payer answers the challenge in a real browser with the right password
     Then the payer's redirect to the merchant is signed by the gateway
     And the order is approved
+
+  @sale_form @simulator @callbacks
+  Scenario: A payment page the payer never submits expires
+    When the merchant opens a sale-form for 12.00 EUR
+    And 1801 seconds pass on the gateway's clock
+    Then the gateway calls the merchant back with a signed "declined"
+    And the payment page says it has expired

@@ -44,3 +44,13 @@ Feature: Two-step payout
     And the payer enters an approved card on the payment page
     Then the payer's redirect to the merchant is signed by the gateway
     And the order is approved
+
+  @payout_v4
+  Scenario: A one-step v4 payout to a card
+    When the merchant sends a one-step v4 payout of 7.00 EUR to an approved card
+    Then the order is approved
+
+  @transfer_by_ref_v4
+  Scenario: A deposit to a card by the v4 transfer by reference
+    When the merchant deposits 6.00 EUR to an approved card
+    Then the order is approved

@@ -66,6 +66,31 @@ Feature: 3-D Secure sale
     Then the payer is sent to the 3-D Secure challenge
     And the status shows the method step indicator "N"
 
+  @simulator @upload_method_url_result
+  Scenario: 3-D Secure 2 approves without a challenge after the method step
+    Given a card that passes 3-D Secure without a challenge
+    When the merchant sends a sale of 10.42 EUR
+    And the payer's browser completes the 3-D Secure method step
+    And the merchant reports the method step as completed
+    Then the order is approved
+    And the status shows the method step indicator "Y"
+
+  @simulator @upload_method_url_result
+  Scenario: 3-D Secure 2 declines without a challenge after the method step
+    Given a card that fails 3-D Secure without a challenge
+    When the merchant sends a sale of 10.42 EUR
+    And the payer's browser completes the 3-D Secure method step
+    And the merchant reports the method step as completed
+    Then the order is declined with "3-D Secure authentication declined"
+
+  @simulator @callbacks @upload_method_url_result
+  Scenario: The gateway declines a challenge the payer never answers, whether or not anyone asks
+    Given a card that requires a 3-D Secure challenge
+    When the merchant sends a sale of 10.42 EUR
+    And the merchant reports the method step as absent
+    And 901 seconds pass on the gateway's clock
+    Then the gateway calls the merchant back with a signed "declined"
+
   @upload_pares_result
   Scenario: 3-D Secure 1.0.2 authentication succeeds
     Given a 3-D Secure 1.0.2 test card

@@ -38,4 +38,32 @@ Feature: Tokenize and rebill
   @make_rebill
   Scenario: A rebill with an unknown card reference is refused
     When the merchant tries to rebill card reference 999999999
-    Then the gateway refuses the request saying "cardrefid 999999999 is unknown"
+    Then the gateway refuses the request saying "cardrefid: 999999999 is not a card reference of this merchant"
+
+  @make_rebill_sale
+  Scenario: A stored card is charged by make-rebill-sale
+    Given the merchant has a card reference of the sale
+    When the merchant rebills an amount that is approved with make-rebill-sale
+    Then the order is approved
+
+  @make_rebill_preauth @capture
+  Scenario: A stored card is held by make-rebill-preauth, then captured in part
+    Given the merchant has a card reference of the sale
+    When the merchant holds 20.00 EUR on the stored card with make-rebill-preauth
+    Then the hold is approved as a preauth of 20.00 EUR
+    When the merchant captures 8.00 EUR of the order
+    Then the capture is approved for 8.00 EUR
+
+  @transfer_by_ref
+  Scenario: Money moves from one stored card to another by reference
+    Given the merchant has a card reference of the sale
+    And the merchant has a card reference of another approved sale
+    When the merchant transfers 5.00 EUR from the stored card of the sale to the other one
+    Then the order is approved
+
+  @make_rebill @simulator @strict
+  Scenario: A stored card whose expiry has passed is declined like a direct sale
+    Given the merchant has a card reference of a card that expires this month
+    When 62 days pass on the gateway's clock
+    And the merchant rebills an amount that is approved
+    Then the order is declined with "Expired card"

@@ -122,9 +122,9 @@ class NodeLibrary:
 
     # --- src/pne/makeRebillPreauthReq.js ------------------------------------------------------
     def make_rebill(
-        self, rebill: Mapping[str, Value], path: str = "/paynet/api/v2/make-rebill/<endpointid>"
+        self, rebill: Mapping[str, Value], path: str = "/paynet/api/v2/make-rebill-preauth/<endpointid>"
     ) -> dict[str, str]:
-        """The port posts to make-rebill-preauth; the spec names make-rebill only, so that is the default path."""
+        """The port posts to make-rebill-preauth (behaviour section 11): a hold, which it then captures."""
         data = {"login": self.endpoint.login, **rebill}
         amount = float(rebill["amount"] or 0)
         control = [["login"], ["client_orderid"], ["cardrefid"], to_fixed_0(amount * 100), ["currency"], ["control"]]

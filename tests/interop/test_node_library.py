@@ -89,6 +89,9 @@ def test_a_card_is_registered_and_rebilled(node: NodeLibrary, orders: Orders) ->
         "cardrefid": card,
         "ipaddress": SAMPLE["ipaddress"],
     }
-    answer = node.make_rebill(rebill)
-    status = final_status(node, rebill["client_orderid"], answer["paynet-order-id"])
-    assert status["status"] == "approved", status
+    answer = node.make_rebill(rebill)  # the port's own path: make-rebill-preauth, a hold
+    hold = final_status(node, rebill["client_orderid"], answer["paynet-order-id"])
+    assert (hold["status"], hold.get("transaction-type"), hold.get("amount")) == ("approved", "preauth", "7.00"), hold
+    captured = node.capture(rebill["client_orderid"], answer["paynet-order-id"], 7.0, "EUR")
+    status = final_status(node, rebill["client_orderid"], captured["paynet-order-id"])
+    assert (status["status"], status.get("transaction-type")) == ("approved", "capture"), status

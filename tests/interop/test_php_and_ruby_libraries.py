@@ -111,7 +111,8 @@ def test_the_3ds_challenge_results_are_uploaded_as_documented(library: PhpLibrar
     """Sale with CVV2 321: method result, then the payer's challenge, then the CRes (cRes, client-order-id)."""
     data = payment(**{"creditCard.cvv2": "321"})
     library.call("sale", data)
-    wait_status(library, data, lambda s: bool(s.get("html")) or s.get("status") != "processing")
+    method = wait_status(library, data, lambda s: bool(s.get("html")) or s.get("status") != "processing")
+    session.get(method["three-ds-method-url"], timeout=10).raise_for_status()  # the payer's hidden frame loads it
     data["tds.compInd"] = "Y"
     assert library.call("upload-method-url-result", data)["type"] == "async-response"
     challenge = wait_status(library, data, lambda s: "redirect-to" in s or s.get("status") != "processing")

@@ -113,7 +113,7 @@ def test_an_unknown_cardrefid_is_refused(client: GatewayClient, operation: str) 
         "make_rebill": rebill_fields("1"),
         "create_recurring_payment": recurring_fields("1"),
     }[operation]
-    with pytest.raises(ValidationError, match="cardrefid 1 is unknown for this merchant") as caught:
+    with pytest.raises(ValidationError, match="cardrefid: 1 is not a card reference of this merchant") as caught:
         client.call(operation, fields)
     assert caught.value.error_code == "3"
 

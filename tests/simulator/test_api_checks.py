@@ -45,6 +45,8 @@ SAMPLE = {
     "paRes": "e30.0",
     "cardrefid": "1679215",
     "sending-card-ref-id": "1679215",
+    "destination-card-ref-id": "1679215",
+    "destination-card-no": EXAMPLE_CARDS[1],
     "period": "month",
     "interval": "1",
 }
@@ -54,8 +56,11 @@ NO_GROUP_OPS = [op for op in OPERATIONS.values() if not op.group]
 
 
 def request_for(op: Operation) -> dict[str, str]:
-    """Well-formed fields of ``op``: the required ones and the first of each one-of group."""
-    return {name: SAMPLE[name] for name in (*op.required, *(group[0] for group in op.one_of))}
+    """Well-formed fields of ``op``: the required ones, the first of each one-of group, and the fields that go
+    together with those."""
+    names = [*op.required, *(group[0] for group in op.one_of)]
+    names += [name for group in op.together if set(group) & set(names) for name in group]
+    return {name: SAMPLE[name] for name in names}
 
 
 # --- addresses -------------------------------------------------------------------------------------
@@ -105,7 +110,7 @@ def test_a_missing_required_field_is_named(client: GatewayClient, unchecked: Gat
 
 
 @pytest.mark.parametrize(
-    ("operation", "missing"), [("capture", "orderid"), ("payout", "amount"), ("create_card_ref_v4", "client_orderid")]
+    ("operation", "missing"), [("capture", "orderid"), ("payout", "amount"), ("create_card_ref_v4", "orderid")]
 )
 def test_a_missing_field_of_other_operations_is_named(unchecked: GatewayClient, operation: str, missing: str) -> None:
     fields = {k: v for k, v in request_for(OPERATIONS[operation]).items() if k != missing}
@@ -303,3 +308,25 @@ def test_oauth_parameters_in_the_body_are_refused(client: GatewayClient) -> None
 def test_a_consumer_key_that_is_not_the_login_is_refused(config: GatewayConfig) -> None:
     with GatewayClient(config.with_overrides(login="intruder")) as intruder:
         oauth_refusal(intruder, "payout", "oauth_consumer_key intruder is not the login of endpoint 1001")
+
+
+@pytest.mark.parametrize("login", [demo.LOGIN, "intruder"], ids=["right login", "wrong login"])
+@pytest.mark.parametrize("op", OAUTH_OPS, ids=[op.name for op in OAUTH_OPS])
+def test_an_unsigned_oauth_request_is_401_whatever_its_login(post, op: Operation, login: str) -> None:
+    """The signature first: an unsigned request learns nothing, not even whether a login is the endpoint's."""
+    answer = post(op.path.format(endpointId=demo.ENDPOINT_ID), {**request_for(op), "login": login})
+    assert answer.status_code == 401, answer.text
+    assert answer.json()["error-message"].startswith("Authorization header missing")
+
+
+def test_a_signed_request_with_another_login_is_refused_by_name(client: GatewayClient) -> None:
+    with pytest.raises(ValidationError, match="login: intruder is not the merchant of endpoint 1001"):
+        client.payout(payout_fields(), login="intruder")
+
+
+@pytest.mark.parametrize("accept", ["application/vnd.pay+json", "Application/Vnd.Pay+JSON", "APPLICATION/VND.PAY+JSON"])
+def test_the_accept_media_type_is_matched_in_any_case(post, accept: str) -> None:
+    """RFC 9110 8.3.1: media types are case-insensitive; a JSON answer, 400 for a refusal."""
+    answer = post("/api/v2/sale/" + demo.ENDPOINT_ID, {"client_orderid": "x"}, accept=False, headers={"Accept": accept})
+    assert (answer.status_code, answer.headers["content-type"]) == (400, MEDIA_TYPE)
+    assert answer.json()["type"] == "validation-error"

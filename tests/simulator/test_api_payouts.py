@@ -1,5 +1,5 @@
 """Payouts through the client (spec 4.4): v2 HMAC-signed payout, the v4 two-step check and pay,
-the merchant's payout balance; transfers and card-eligibility sends (the worked signing cases).
+the merchant's payout balance (transfers and card-eligibility sends: ``test_api_transfers.py``).
 """
 
 from __future__ import annotations
@@ -140,28 +140,6 @@ def test_a_check_above_the_balance_is_declined(server: SimulatorServer, client: 
     too_much = from_minor_units(balance(server) + 100, "EUR")
     check = decided(client, client.payout_check(payout_fields(amount=too_much, operation="payout_check")))
     assert (check.status, check.get("error-code")) == (Status.DECLINED, "51")
-
-
-# --- the worked signing cases ------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("outcome", AMOUNT_OUTCOMES, ids=AMOUNT_IDS)
-def test_a_transfer_is_signed_with_rsa_and_the_amount_chooses(client: GatewayClient, fresh_id, outcome: str) -> None:
-    ack = client.transfer(client_orderid=fresh_id(), amount=amount_for(outcome), currency="EUR", deposit2card=True)
-    status = decided(client, ack)
-    assert (status.status, status.transaction_type) == (AMOUNT_OUTCOMES[outcome], "transfer")
-
-
-def test_a_card_eligibility_send_is_signed_with_hmac(client: GatewayClient, fresh_id) -> None:
-    orderid = fresh_id()
-    ack = client.pan_eligibility_send(client_order_id=orderid, sending_card_ref_id="7654321")
-    assert ack.client_orderid == orderid
-    status = client.wait_for_final_status(ack)
-    assert (status.status, status.transaction_type, status.card_ref_id) == (
-        Status.APPROVED,
-        "pan-eligibility",
-        "7654321",
-    )
 
 
 # --- forced statuses (control API) and the balance ---------------------------------------------------

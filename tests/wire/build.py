@@ -50,7 +50,13 @@ def values_for(wire: Wire, orders: Orders) -> dict[str, str]:
     if order is None:
         return values
     if wire.needs == "card_ref":  # a new order charged to (or sent from) the stored card
-        values.update({"cardrefid": order.extra["cardrefid"], "sending-card-ref-id": order.extra["cardrefid"]})
+        ref = order.extra["cardrefid"]
+        values.update(
+            {
+                name: ref
+                for name in ("cardrefid", "sending-card-ref-id", "source-card-ref-id", "destination-card-ref-id")
+            }
+        )
         return values
     values.update(
         {

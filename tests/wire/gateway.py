@@ -119,8 +119,10 @@ class Gateway:
     def close(self) -> None:
         self.session.close()
 
-    def url(self, wire: Wire, path_id: str | None = None) -> str:
-        return self.base_url + wire.path.format(endpointId=path_id or self.endpoint_id)
+    def url(self, wire: Wire, path_id: str | None = None, *, group: bool = False) -> str:
+        """The operation's address: by endpoint, or by endpoint group (``.../group/{id}``, behaviour 1)."""
+        path = wire.group_path if group else wire.path
+        return self.base_url + path.format(endpointId=path_id or self.endpoint_id)
 
     def with_control(self, wire: Wire, fields: Mapping[str, str], *, path_id: str | None = None) -> dict[str, str]:
         """``fields`` plus ``control`` (for control-signed operations), computed over the fields as given."""
@@ -137,9 +139,10 @@ class Gateway:
         json_mode: bool = True,
         path_id: str | None = None,
         headers: Mapping[str, str] | None = None,
+        group: bool = False,
     ) -> Answer:
         """POST exactly ``fields`` (form-encoded, in the given order); OAuth operations are signed here."""
-        url = self.url(wire, path_id)
+        url = self.url(wire, path_id, group=group)
         sent = {"Content-Type": FORM_TYPE, **({"Accept": JSON_TYPE} if json_mode else {})}
         if wire.auth in ("HMAC-SHA1", "RSA-SHA256"):
             sent["Authorization"] = self.authorization(wire.auth, url, fields)

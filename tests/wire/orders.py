@@ -8,10 +8,12 @@ PaRes read from the auto-submitting form the ACS hands back (behaviour 5).
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from html import unescape
 from html.parser import HTMLParser
 
 from tests.wire.gateway import Answer, Gateway
@@ -42,6 +44,7 @@ SAMPLE: dict[str, str] = {
     "comment": "wire test",
     "threeDSCompInd": "Y",
     "account_number": "DE89370400440532013000",
+    "destination-card-no": "4444555566661111",
 }
 
 
@@ -129,10 +132,15 @@ class Orders:
     # --- 3-D Secure ------------------------------------------------------------------------------
 
     def tds_method(self) -> Order:
-        """A sale with CVV2 321 waiting for its 3-D Secure method result (no ``redirect-to`` yet)."""
+        """A sale with CVV2 321 waiting for its 3-D Secure method result (no ``redirect-to`` yet), whose method
+        URL the payer's browser has loaded (the hidden frame of the status's ``html``): ``Y`` may be uploaded."""
         order = self.payment("sale", cvv2="321", redirect_url=SAMPLE["redirect_url"])
         status = self.wait(order, lambda s: s["status"] != "processing" or bool(s.fields.get("html")))
         assert status["status"] == "processing" and "redirect-to" not in status.fields, status.describe()
+        frame = re.search(r'<iframe[^>]*\ssrc="([^"]+)"', status["html"])
+        assert frame, status.describe()
+        loaded = self.gateway.session.get(unescape(frame.group(1)), timeout=30)
+        assert loaded.status_code == 200, loaded.text[:400]
         return order
 
     def upload_method(self, order: Order, indicator: str = "Y") -> Answer:

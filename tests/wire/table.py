@@ -66,8 +66,19 @@ class Wire:
     response: tuple[str | None, tuple[str, ...]] = ASYNC  # (type, fields the gateway documents)
     needs: str = "nothing"  # the earlier order a request refers to (tests/wire/orders.py makes it)
     tested: bool = True  # False: the sources do not say enough to judge a request (see ``notes``)
+    group: bool | None = None  # answers at .../group/{id} too; None: by its family ([S11]: every v2 operation)
     sources: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # interpretations, each with its source
+
+    @property
+    def by_group(self) -> bool:
+        """[S11] "Every v2 operation addressed by endpoint is also addressable by endpoint group (spec 2.1)";
+        nothing documents a group address for the v4 or 3ds/v1 families: gatekit's simulator refuses one."""
+        return self.path.startswith("/api/v2/") if self.group is None else self.group
+
+    @property
+    def group_path(self) -> str:
+        return self.path.replace("/{endpointId}", "/group/{endpointId}")
 
 
 _CUSTOMER = ("address1", "city", "zip_code", "country", "phone", "email", "ipaddress")
@@ -166,6 +177,21 @@ def _tds_upload(name: str, result: str, result_length: int, needs: str, *notes: 
         needs=needs,
         sources=(f"[S10] {name}", f"[DOC:{name}] parameter table", "[SPEC 4.2] control"),
         notes=notes,
+    )
+
+
+def _rebill(name: str) -> Wire:
+    """[S11] make-rebill-sale and make-rebill-preauth: 'as make-rebill' (fields and control)."""
+    return Wire(
+        name,
+        f"/api/v2/{name}/{{endpointId}}",
+        "control",
+        mandatory=("login", "client_orderid", "cardrefid", "amount", "currency", "control"),
+        optional=("order_desc", "ipaddress", "comment", "cvv2", "server_callback_url"),
+        lengths={"login": 20, "client_orderid": 128, "cardrefid": 20, "currency": 3},
+        control=("login", "client_orderid", "cardrefid", "amount", "currency"),
+        needs="card_ref",
+        sources=(f"[S11] {name}: path; fields and control 'as make-rebill' [S10, SPEC 4.3]",),
     )
 
 
@@ -340,11 +366,10 @@ WIRES: tuple[Wire, ...] = (
         "threeDSCompInd",
         1,
         "tds_method",
-        "threeDSCompInd optional: [SPEC 4.2] says the upload carries it (Y/N/U), but S10's M list stops at"
-        " control, its 'also' list (threeDSServerTransID, browser fields) does not name it, and"
-        " [DOC:upload-method-url-result] shows no threeDSCompInd in the stored part (S10 wins)",
+        "threeDSCompInd mandatory: [SPEC 4.2] says the upload carries it (Y/N/U) and issue 17 decides so; S10's M"
+        " list stops at control and its 'also' list (threeDSServerTransID, browser fields) does not name it,"
+        " nor does the stored part of [DOC:upload-method-url-result] (a contradiction between the two pages)",
         "browser fields are camel case in S10 and the docs (browserAcceptHeader, browserIP, ...): not sent",
-        optional=True,
     ),
     _tds_upload(
         "upload-cres-result",
@@ -434,6 +459,54 @@ WIRES: tuple[Wire, ...] = (
         needs="card_ref",
         sources=("[SPEC 4.3] only the worked signing case: fields client-order-id, sending-card-ref-id",),
         notes=("response type not shown anywhere: any 200 answer that is not an error is accepted",),
+    ),
+    # --- [S11] operations the family's public client code calls beyond the spec's list ---------------
+    _rebill("make-rebill-sale"),
+    _rebill("make-rebill-preauth"),
+    Wire(
+        "transfer-by-ref",
+        "/api/v2/transfer-by-ref/{endpointId}",
+        "control",
+        mandatory=("login", "client_orderid", "amount", "currency", "ipaddress", "destination-card-ref-id", "control"),
+        optional=("order_desc", "source-card-ref-id", "cvv2", "redirect_url", "server_callback_url"),
+        control=("login", "client_orderid", "source-card-ref-id", "destination-card-ref-id", "amount", "currency"),
+        control_if_sent=frozenset({"source-card-ref-id"}),
+        needs="card_ref",
+        sources=("[S11] transfer-by-ref: path, M/O fields and the control formula",),
+        notes=("'an absent source ref is an empty string in the formula' [S11]: control_if_sent",),
+    ),
+    Wire(
+        "payout-v4",
+        "/api/v4/payout/{endpointId}",
+        "RSA-SHA256",
+        mandatory=(
+            "client-order-id",
+            "amount",
+            "currency",
+            "order_desc",
+            "credit_card_number",
+            "expire_month",
+            "expire_year",
+            "card_printed_name",
+        ),
+        optional=("ipaddress", "purpose", "server_callback_url", "redirect_url"),
+        sources=("[S11] payout (v4, one step): M fields, 'then card fields (...) or bank fields (...)'",),
+        notes=(
+            "the name is gatekit's (the path segment is 'payout', which the v2 payout has too)",
+            "the card destination is tested here, its four fields as one set (S11 lists them as the card fields);"
+            " the bank destination (account_number, bank_name, bank_branch, bank_province, bank_city) is"
+            " exercised in tests/simulator/test_api_transfers.py",
+            "client-order-id: S11 writes it hyphenated ('client_orderid accepted too')",
+            "auth: S11 says RSA-SHA256 in the examples (HMAC-SHA1 as the v2 payout); RSA-SHA256 is sent (spec 9)",
+        ),
+    ),
+    Wire(
+        "transfer-by-ref-v4",
+        "/api/v4/transfer-by-ref/{endpointId}",
+        "RSA-SHA256",
+        mandatory=("client-order-id", "amount", "currency", "order_desc", "destination-card-no"),
+        sources=("[S11] transfer-by-ref (v4): M fields (the deposit-to-card example)",),
+        notes=("the name is gatekit's: the v2 operation has the same path segment",),
     ),
     # --- covered by the docs, but not enough to judge a request: recorded, not tested ----------------
     Wire(

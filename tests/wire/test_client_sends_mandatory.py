@@ -28,6 +28,8 @@ DYNAMIC = {
     "orderid": "8056020",
     "cardrefid": "8056033",
     "sending-card-ref-id": "8056033",
+    "destination-card-ref-id": "8056034",
+    "source-card-ref-id": "8056033",
     "cRes": "eyJtZXNzYWdlVHlwZSI6ICJDUmVzIn0.0123456789abcdef",
     "paRes": "eJzLSM3JyVcozy_KSQEAGgQEXQ",
 }

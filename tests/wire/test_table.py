@@ -14,7 +14,10 @@ import pytest
 from tests.wire.gateway import control_for
 from tests.wire.table import ENDPOINT, TESTED, WIRES, misspell, wire
 
-VECTORS = json.loads((Path(__file__).parents[1] / "vectors" / "control.json").read_text())
+_FOLDER = Path(__file__).parents[1] / "vectors"
+VECTORS = json.loads((_FOLDER / "control.json").read_text())
+# behaviour section 11's formulas, computed for gatekit with openssl in control.json's format (same meta)
+VECTORS["vectors"] += json.loads((_FOLDER / "control-family.json").read_text())["vectors"]
 OPERATIONS = {
     "sale, doc example": ("sale",),
     "sale / preauth / sale-form / preauth-form": ("sale", "preauth", "sale-form", "preauth-form"),
@@ -27,9 +30,11 @@ OPERATIONS = {
     "status by orderid": ("status",),
     "status by client_orderid only": ("status",),
     "create-card-ref v2": ("create-card-ref",),
-    "make-rebill": ("make-rebill",),
+    "make-rebill": ("make-rebill", "make-rebill-sale", "make-rebill-preauth"),  # [S11] "as make-rebill"
     "get-card-info": ("get-card-info",),
     "3DS upload (method-url / cres / pares)": ("upload-method-url-result", "upload-cres-result", "upload-pares-result"),
+    "transfer-by-ref": ("transfer-by-ref",),
+    "transfer-by-ref without a source": ("transfer-by-ref",),
 }
 
 

@@ -139,14 +139,16 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     results = getattr(session.config.option, "allure_report_dir", None)
     if results:
         from toolkit.certify import reporting
-        from toolkit.certify.target import embeds_simulator
+        from toolkit.certify.target import embeds_simulator, target_note
 
         config = load_profile(session.config)
+        name, file = profile_option(session.config)
         reporting.write_environment(Path(results), {
             "profile": config.profile,
             "base_url": "embedded simulator on a free loopback port" if embeds_simulator(config) else config.base_url,
             "endpoint_id": config.endpoint_id or "",
             "endpoint_group_id": config.endpoint_group_id or "",
+            "gateway": target_note(name, config_file=file),
         })  # fmt: skip
 
 

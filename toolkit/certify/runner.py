@@ -28,6 +28,7 @@ from pathlib import Path
 from toolkit import suite
 from toolkit._version import ALLURE_VERSION
 from toolkit.certify import catalog, summary
+from toolkit.certify.target import target_note
 from toolkit.config import load_config
 
 BUNDLED_INI = Path(__file__).with_name("certify.ini")
@@ -157,6 +158,7 @@ def make_html(options: CertifyOptions, cwd: Path) -> tuple[str, Path | None]:
 def prepare(options: CertifyOptions, cwd: Path) -> tuple[list[Path], list[catalog.Entry]]:
     """The folders to run and the scenarios selected; SuiteError, SelectionError or ConfigError if it cannot run."""
     load_config(options.profile, file=options.config_file)  # a profile that cannot be used stops here
+    target_note(options.profile, config_file=options.config_file)  # and so do its embedded simulator's settings
     folders = suite_folders(options, cwd)
     selected = catalog.select(catalog.read(folders), options.tags)
     if not selected:
@@ -185,7 +187,8 @@ def certify(options: CertifyOptions, cwd: Path | None = None) -> int:
         print(line)
     if junit.is_file():
         profile = load_config(options.profile, file=options.config_file).profile
-        written = summary.write_markdown(junit, profile=profile, seconds=seconds, report=index)
+        note = target_note(options.profile, config_file=options.config_file)
+        written = summary.write_markdown(junit, profile=profile, seconds=seconds, report=index, note=note)
         print(f"Summary (Markdown, for CI): {written.resolve()}")
     sys.stdout.flush()
     return {0: EXIT_PASSED, 1: EXIT_FAILED}.get(code, EXIT_NOT_RUN)

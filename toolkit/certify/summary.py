@@ -101,7 +101,9 @@ def _reason(message: str) -> str:
     return line[:200].replace("`", "'")
 
 
-def markdown(cases: Sequence[Case], links: Sequence[tuple[str, str]], *, profile: str, seconds: float) -> str:
+def markdown(
+    cases: Sequence[Case], links: Sequence[tuple[str, str]], *, profile: str, seconds: float, note: str = ""
+) -> str:
     flows: dict[str, Flow] = defaultdict(Flow)
     for case in cases:
         flows[case.flow].cases.append(case)
@@ -111,7 +113,8 @@ def markdown(cases: Sequence[Case], links: Sequence[tuple[str, str]], *, profile
         f"## {ICONS[verdict]} gatekit certification: {verdict}",
         "",
         f"{_plural(len(cases), 'scenario')} in {_plural(len(flows), 'flow')}: {totals['passed']} passed, "
-        f"{totals['failed']} failed, {totals['skipped']} skipped, in {seconds:.1f} s; profile `{profile}`",
+        f"{totals['failed']} failed, {totals['skipped']} skipped, in {seconds:.1f} s; profile `{profile}`"
+        + (f" ({_cell(note)})" if note else ""),
         "",
         "| Flow | Verdict | Passed | Failed | Skipped |",
         "|---|---|---:|---:|---:|",
@@ -134,7 +137,13 @@ def markdown(cases: Sequence[Case], links: Sequence[tuple[str, str]], *, profile
 
 
 def write_markdown(
-    junit: Path, *, profile: str, seconds: float, report: Path | None, env: Mapping[str, str] | None = None
+    junit: Path,
+    *,
+    profile: str,
+    seconds: float,
+    report: Path | None,
+    env: Mapping[str, str] | None = None,
+    note: str = "",
 ) -> Path:
     """``summary.md`` beside the JUnit XML; ``report``: the HTML report when one was made (linked relatively)."""
     env = os.environ if env is None else env
@@ -145,5 +154,5 @@ def write_markdown(
         links.append(("Allure report", os.path.relpath(report, junit.parent)))
     links += [("JUnit XML", junit.name), *ci_links(env)]
     target = junit.parent / FILE
-    target.write_text(markdown(read_cases(junit), links, profile=profile, seconds=seconds), encoding="utf-8")
+    target.write_text(markdown(read_cases(junit), links, profile=profile, seconds=seconds, note=note), encoding="utf-8")
     return target

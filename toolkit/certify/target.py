@@ -19,6 +19,13 @@ if TYPE_CHECKING:  # the simulator (FastAPI) and the receiver are imported when 
     from toolkit.config import GatewayConfig
     from toolkit.simcontrol import SimulatorControl
     from toolkit.simulator.server import SimulatorServer
+    from toolkit.simulator.settings import SimulatorSettings
+
+
+# The embedded simulator decides this long after a request, as a gateway decides later than it answers
+# (behaviour section 3): a merchant's code sees ``processing`` first and must wait.  [profiles.NAME.simulator]
+# latency = 0 in gatekit.toml turns it off (a profile based on "simulator").
+EMBEDDED_LATENCY = 0.1
 
 
 def embeds_simulator(config: GatewayConfig) -> bool:
@@ -45,6 +52,11 @@ class GatewayTarget:
     receiver: CallbackReceiver
     server: SimulatorServer | None = None
     _control: SimulatorControl | None = field(default=None, repr=False)
+
+    @property
+    def latency(self) -> float:
+        """Seconds the embedded simulator takes to decide (0 on a sandbox: not ours to know)."""
+        return self.server.settings.latency if self.server is not None else 0.0
 
     @property
     def is_simulator(self) -> bool:
@@ -84,15 +96,44 @@ def start_target(profile: str | None, *, config_file: Path | None = None, lenien
     from toolkit.callbacks import CallbackReceiver
     from toolkit.config import load_config
     from toolkit.simulator.server import SimulatorServer
-    from toolkit.simulator.settings import default_settings
 
     base = load_config(profile, file=config_file)
     server = None
     if embeds_simulator(base):
-        server = SimulatorServer(default_settings(lenient=lenient)).start()
+        server = SimulatorServer(embedded_settings(profile, config_file=config_file, lenient=lenient)).start()
         config = base.with_overrides(base_url=server.base_url)
     else:
         config = base
     port = int(os.environ.get("GATEKIT_CALLBACK_PORT", "0")) if server is None else 0
     receiver = CallbackReceiver(config.control_key, port=port).start()
     return GatewayTarget(profile=base.profile, config=config, receiver=receiver, server=server)
+
+
+def embedded_settings(
+    profile: str | None, *, config_file: Path | None = None, lenient: bool = False
+) -> SimulatorSettings:
+    """The embedded simulator's settings: the demo merchant, ``EMBEDDED_LATENCY``, then the profile's own
+    ``[profiles.NAME.simulator]`` table (``ConfigError`` naming the setting when one is wrong)."""
+    from toolkit.config import ConfigError, simulator_settings
+    from toolkit.simulator.settings import SettingsError, default_settings, simulator_table
+
+    name = profile or os.environ.get("GATEKIT_PROFILE") or "simulator"
+    table = simulator_settings(profile, file=config_file)
+    try:
+        overrides = simulator_table(table, f"profile {name}: [profiles.{name}.simulator]")
+    except SettingsError as exc:
+        raise ConfigError(str(exc)) from None
+    return default_settings(**{"latency": EMBEDDED_LATENCY, "lenient": lenient, **overrides})
+
+
+def target_note(profile: str | None, *, config_file: Path | None = None) -> str:
+    """What the reports say of the gateway under test: the embedded simulator's latency, or the sandbox's URL."""
+    from toolkit.config import load_config
+
+    config = load_config(profile, file=config_file)
+    if not embeds_simulator(config):
+        return f"gateway {config.base_url}"
+    latency = embedded_settings(profile, config_file=config_file).latency
+    if latency <= 0:
+        return "embedded simulator, deciding at once: latency 0, status never says processing"
+    return f"embedded simulator, deciding {latency:g} s after each request: status says processing first"

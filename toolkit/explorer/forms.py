@@ -31,7 +31,7 @@ from toolkit.testdata.outcomes import (
 from toolkit.testdata.payers import Payer, new_client_orderid, new_payer
 
 Rule = Literal["cvv2", "amount", "3ds-v1"]
-Section = Literal["required", "one of", "optional"]
+Section = Literal["required", "one of", "together", "optional"]
 _LABELS = {
     "3ds-challenge": "3-D Secure challenge",
     "not-enrolled": "not enrolled (no 3-D Secure step)",
@@ -59,16 +59,20 @@ class FormField:
 
 
 def form_fields(op: Operation) -> tuple[FormField, ...]:
-    """Required fields first, then the one-of groups, then the optional ones (catalogue order)."""
-    sections: tuple[tuple[Section, tuple[str, ...]], ...] = (
+    """Required fields first, then the one-of groups, the fields that go together with them, the optional ones
+    (catalogue order: ``Operation.fields``)."""
+    sections: tuple[tuple[Section, tuple[str, ...]], ...] = (  # a name shows in the first section that has it
         ("required", op.required),
         ("one of", tuple(name for group in op.one_of for name in group)),
         ("optional", op.optional),
+        ("together", tuple(name for group in op.together for name in group)),
     )
+    placed: dict[str, Section] = {}
+    for section, names in sections:
+        placed.update({name: section for name in names if name not in placed})
     return tuple(
-        FormField(name, FIELDS[name].kind, FIELDS[name].doc, section, FIELDS[name].secret, FIELDS[name].choices)
-        for section, names in sections
-        for name in names
+        FormField(name, FIELDS[name].kind, FIELDS[name].doc, placed[name], FIELDS[name].secret, FIELDS[name].choices)
+        for name in op.fields
     )
 
 

@@ -195,7 +195,8 @@ class Explorer:
             widget.value = model.display_value(name)
 
     def _input(self, spec: FormField) -> W.Widget:
-        label = spec.name + (" *" if spec.required else "") + (" (one of)" if spec.section == "one of" else "")
+        suffix = {"one of": " (one of)", "together": " (with its group)"}.get(spec.section, "")
+        label = spec.name + (" *" if spec.required else "") + suffix
         layout = W.Layout(width="640px")
         name = spec.name
         if spec.secret:  # shown masked; a value put in it is refused by the model and masked again

@@ -2,7 +2,9 @@
 
 A card reference is made only from a final approved card transaction; it keeps BIN, last four,
 brand, expiry and holder (never the PAN or CVV).  Rebills and recurring charges have no CVV: the
-amount chooses their outcome (``outcomes.outcome_for_amount``).  Recurring payments are charged
+amount chooses their outcome (``outcomes.outcome_for_amount``), unless the stored card has expired
+on the simulator's clock (declined "Expired card", as a direct sale).  make-rebill-preauth leaves a
+hold (a ``preauth``) that capture, void and return treat as a card preauth.  Recurring payments are charged
 by the simulator's clock: advancing it past ``next_at`` makes the charge.
 """
 
@@ -16,7 +18,7 @@ from toolkit.money import from_minor_units, to_minor_units
 from toolkit.operations import ResponseKind, get_operation
 from toolkit.simulator.engine import Call, Engine, Result
 from toolkit.simulator.errors import field_error, state_error
-from toolkit.simulator.plans import amount_plan
+from toolkit.simulator.plans import amount_plan, expiry_plan
 from toolkit.simulator.store import Row, dumps, row_id
 
 TOKENIZABLE = ("sale", "preauth", "account-verification")
@@ -56,7 +58,11 @@ def create_card_ref(engine: Engine, call: Call) -> Result:
     return Result(ResponseKind.CARD_REF, tx, {"card-ref-id": str(cardrefid), "status": "approved"})
 
 
-def card_ref(engine: Engine, login: str, cardrefid: str) -> Row:
+def card_ref(engine: Engine, login: str, cardrefid: str, field: str = "cardrefid") -> Row:
+    """The merchant's stored card ``cardrefid`` (sent as ``field``).
+
+    Another merchant's reference is refused as an unknown one, naming the field: a merchant learns
+    nothing about the references of others."""
     key = row_id(cardrefid)
     row = (
         engine.store.one("SELECT * FROM card_refs WHERE cardrefid=? AND login=?", (key, login))
@@ -64,8 +70,24 @@ def card_ref(engine: Engine, login: str, cardrefid: str) -> Row:
         else None
     )
     if row is None:
-        raise state_error(f"cardrefid {cardrefid} is unknown for this merchant")
+        raise state_error(f"{field}: {cardrefid} is not a card reference of this merchant")
     return row
+
+
+def ref_expiry_plan(
+    engine: Engine, ref: Row, call: Call, what: str = "the stored card", *, at: float | None = None
+) -> dict[str, str] | None:
+    """The plan of a charge of an expired stored card (declined as a direct sale is), or None (behaviour 11).
+
+    ``at``: when the charge is due (a recurring charge the clock passed), by default now."""
+    return expiry_plan(
+        engine.clock.now() if at is None else at,
+        ref["exp_month"],
+        ref["exp_year"],
+        lenient=call.lenient,
+        warnings=call.warnings,
+        what=f"{what} {ref['cardrefid']}",
+    )
 
 
 def get_card_info(engine: Engine, call: Call) -> Result:
@@ -86,7 +108,7 @@ def get_card_info(engine: Engine, call: Call) -> Result:
     )
 
 
-def _card_columns(ref: Row) -> dict[str, Any]:
+def ref_columns(ref: Row) -> dict[str, Any]:
     return {
         "card_bin": ref["bin"],
         "card_last4": ref["last4"],
@@ -98,26 +120,32 @@ def _card_columns(ref: Row) -> dict[str, Any]:
     }
 
 
+# make-rebill and make-rebill-sale charge; make-rebill-preauth holds (behaviour section 11)
+REBILL_KIND = {"make_rebill": "rebill", "make_rebill_sale": "rebill", "make_rebill_preauth": "preauth"}
+
+
 def make_rebill(engine: Engine, call: Call) -> Result:
-    """A charge of a stored card; with ``enumerate_amounts``, the amount first, then each of them in
-    turn until one is approved (behaviour section 10): the order keeps the amount that went through.
+    """A charge of a stored card (a hold with make-rebill-preauth); with ``enumerate_amounts``, the amount
+    first, then each of them in turn until one is approved (behaviour section 10): the order keeps the amount
+    that went through.  An expired stored card is declined (behaviour section 11), whatever the amount.
     """
     fields = call.fields
     currency = fields["currency"]
     tried = _rebill_amounts(fields)
     with engine.store.transaction():
         ref = card_ref(engine, call.merchant.login, fields["cardrefid"])
-        plans = [(amount, amount_plan(amount, currency)) for amount in tried]
+        expired = ref_expiry_plan(engine, ref, call)
+        plans = [(amount, expired or amount_plan(amount, currency)) for amount in tried[: 1 if expired else None]]
         amount, plan = next(((a, p) for a, p in plans if p["plan_status"] != "declined"), plans[-1])
         extra: dict[str, Any] = {"tried_amounts": [a for a, _ in plans[: plans.index((amount, plan)) + 1]]}
         extra.update({name: fields[name] for name in ("recurrent_scenario", "comment") if name in fields})
         tx = engine.new_tx(
             call,
-            "rebill",
+            REBILL_KIND[call.operation.name],
             amount_minor=to_minor_units(amount, currency),
             currency=currency,
             extra=dumps(extra),
-            **_card_columns(ref),
+            **ref_columns(ref),
             **plan,
         )
         tx = engine.schedule(tx)
@@ -212,13 +240,15 @@ def charge_due(engine: Engine, now: float) -> None:
             serial="",
         )
         amount = str(from_minor_units(rp["amount_minor"], rp["currency"]))
+        call.lenient = engine.settings.is_lenient(call.merchant)
+        plan = ref_expiry_plan(engine, ref, call, at=rp["next_at"]) or amount_plan(amount, rp["currency"])
         tx = engine.new_tx(
             call,
             "recurring-charge",
             amount_minor=rp["amount_minor"],
             currency=rp["currency"],
-            **_card_columns(ref),
-            **amount_plan(amount, rp["currency"]),
+            **ref_columns(ref),
+            **plan,
             extra=dumps({"recurring_payment_id": str(rp["id"])}),
         )
         engine.decide(tx)
@@ -241,7 +271,8 @@ def install(engine: Engine) -> None:
     engine.register("create_card_ref", create_card_ref)
     engine.register("create_card_ref_v4", create_card_ref)
     engine.register("get_card_info", get_card_info)
-    engine.register("make_rebill", make_rebill)
+    for name in REBILL_KIND:
+        engine.register(name, make_rebill)
     engine.register("create_recurring_payment", create_recurring_payment)
     engine.tick_hooks.append(lambda now: charge_due(engine, now))
     engine.due_providers.append(lambda: recurring_due(engine))

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from starlette.datastructures import State
 
-from toolkit.simulator import cards, delivery, faults, followups, payments, payouts, threeds
+from toolkit.simulator import cards, delivery, faults, followups, payments, payouts, threeds, transfers
 from toolkit.simulator.clock import SimClock
 from toolkit.simulator.engine import Engine
 from toolkit.simulator.journal import open_journal
@@ -33,7 +33,7 @@ class HasState(Protocol):
 
 def build_engine(settings: SimulatorSettings, store: Store, clock: SimClock, scheduler: Scheduler) -> Engine:
     engine = Engine(settings, store, clock, wake=scheduler.wake)
-    for module in (payments, followups, cards, payouts, threeds):
+    for module in (payments, followups, cards, payouts, transfers, threeds):
         module.install(engine)
     clock.on_change(scheduler.wake)
     return engine

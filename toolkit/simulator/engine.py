@@ -227,9 +227,16 @@ class Engine:
         return self.amount_text(order), order["currency"]
 
     def order(self, call: Call) -> Row:
-        """The order a follow-up names (``orderid`` and the original's ``client_orderid``, behaviour section 10)."""
-        order = self.find(call.merchant.login, call.fields.get("orderid"), call.client_orderid)
+        """The order a follow-up names (``orderid`` and the original's ``client_orderid``, behaviour section 10).
+
+        What is due on the simulator's clock is done first when the order has a decision or a deadline due
+        (the scheduler may not have run yet): a follow-up sees the order as the clock says it is.  A follow-up
+        addressed by endpoint group acts on the order's own endpoint (``end-point-id`` of the answer).
+        """
+        order = self.current(self.find(call.merchant.login, call.fields.get("orderid"), call.client_orderid))
         self._same_client_orderid(call, order)
+        if call.group_id and order["endpoint_id"] in call.merchant.endpoint_ids:
+            call.endpoint_id = order["endpoint_id"]
         return order
 
     def latest_of(self, call: Call) -> Row:
@@ -348,6 +355,7 @@ class Engine:
             plan = (row["plan_status"], row.get("plan_code", ""), row.get("plan_message", ""))
             row.update(self._final_values(row, *plan))
         # (``by_request`` finds the transaction by its own serial: no ``requests`` row for the request that made it)
+        self._wake_for(row)
         return self.store.insert_row("transactions", row)
 
     def _check_repeat(self, call: Call, kind: str, row: dict[str, Any], existing: Row) -> None:
@@ -381,7 +389,15 @@ class Engine:
         row = self.store.update_row("transactions", "id", tx["id"], values)
         if row is None:
             raise state_error(f"transaction {tx['id']} is unknown")
+        self._wake_for(values)
         return row
+
+    def _wake_for(self, values: dict[str, Any]) -> None:
+        """A decision or a deadline set: the scheduler wakes to do it on time, whether or not anyone polls.
+
+        (It runs once the caller's DB transaction commits: the store's lock holds it until then.)"""
+        if values.get("decide_at") is not None or values.get("deadline_at") is not None:
+            self.wake()
 
     def extra(self, tx: Row) -> dict[str, Any]:
         return dict(loads(tx["extra"]))
@@ -445,6 +461,14 @@ class Engine:
         """A processing transaction whose decision or 3-D Secure deadline has come."""
         due = [t for t in (tx["decide_at"], tx["deadline_at"]) if t is not None]
         return tx["status"] == Status.PROCESSING.value and bool(due) and min(due) <= self.clock.now()
+
+    def current(self, tx: Row) -> Row:
+        """``tx`` as the simulator's clock has it: when its decision or deadline is due and the scheduler has not
+        done it yet, what is due is done first (the row is read again)."""
+        if not self.is_due(tx):
+            return tx
+        self.run_due()
+        return self.tx(tx["id"])
 
     def run_due(self) -> None:
         """Decisions, deadlines, tick hooks (recurring charges, callbacks) and settlements that are due."""

@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolkit.simulator import render, urls
 from toolkit.simulator.errors import SimError, field_error
-from toolkit.wire import LEGACY_TYPE, MEDIA_TYPE, encode_json, encode_legacy
+from toolkit.wire import LEGACY_TYPE, MEDIA_TYPE, asks_for_json, encode_json, encode_legacy
 
 MAX_FIELDS = 200
 MAX_NAME_LENGTH = 64
@@ -178,7 +178,7 @@ def _too_large(scope: Scope, size: str, limit: int) -> tuple[int, list[tuple[byt
     message = f"a request body of {size} is refused: the simulator takes at most {limit} bytes (max_body_bytes)"
     if path.startswith(urls.PAGE_ROOT + "/api/"):
         fields = render.error_body(render.new_serial(), SimError(message, http_status=413, code=BODY_CODE))
-        if any(name == b"accept" and MEDIA_TYPE.encode() in value for name, value in scope["headers"]):
+        if any(name == b"accept" and asks_for_json(value.decode("latin-1")) for name, value in scope["headers"]):
             return 413, [(b"content-type", MEDIA_TYPE.encode())], encode_json(fields).encode()
         return 413, [(b"content-type", LEGACY_TYPE.encode())], encode_legacy(fields).encode()  # 413 here too
     if path.startswith("/_sim/"):

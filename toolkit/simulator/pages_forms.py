@@ -90,6 +90,7 @@ def _form_tx(engine: Engine, token: str, base: str) -> Row:
     tx = payments.form_by_token(engine, token)
     if tx is None:
         raise not_found("This payment page")
+    tx = engine.current(tx)  # (a page past its deadline has expired, even if the scheduler has not run yet)
     if tx["tds_state"] == "form":
         return tx
     orderid = tx["orderid"]
@@ -100,6 +101,8 @@ def _form_tx(engine: Engine, token: str, base: str) -> Row:
             f"This payment page has already been submitted: order {orderid} waits for the payer's 3-D Secure step.",
             link=(make_url(base, tx["tds_token"]), "Continue to 3-D Secure"),
         )
+    if engine.extra(tx).get("form_expired"):
+        raise PageError(410, f"This payment page has expired: order {orderid} was declined.")
     raise PageError(409, f"This payment page has already been used: order {orderid} is {tx['status']}.")
 
 

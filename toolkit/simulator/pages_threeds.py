@@ -40,6 +40,7 @@ def _waiting_tx(engine: Engine, token: str, state: str, versions: tuple[str, ...
     tx = threeds.by_token(engine, token)
     if tx is None or tx["three_ds"] not in versions:
         raise not_found(f"This {WHAT[state]} page")
+    tx = engine.current(tx)  # (a challenge past its time limit is over, even if the scheduler has not run yet)
     if tx["tds_state"] == state and not threeds.was_answered(engine, tx):
         return tx
     raise PageError(409, _why_over(engine, tx, state))

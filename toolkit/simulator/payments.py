@@ -7,19 +7,18 @@ the payer to submit the page (``submit_form``).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from toolkit.fields import card_expiry
+from toolkit.models import Status
 from toolkit.operations import ResponseKind, get_operation
 from toolkit.simulator import payouts, threeds
 from toolkit.simulator.engine import Call, Engine, Result, new_token
 from toolkit.simulator.errors import SimError, state_error
-from toolkit.simulator.plans import card_values, plan_of
+from toolkit.simulator.plans import card_values, expiry_plan, plan_of
 from toolkit.simulator.store import Row, dumps
-from toolkit.testdata.outcomes import card_outcome, outcome_for_cvv
+from toolkit.testdata.outcomes import outcome_for_cvv
 from toolkit.validation import Problem, request_problems
 
 KIND_OF = {
@@ -60,23 +59,17 @@ def card_plan(
     3-D Secure step, whatever its CVV2; a lenient simulator lets it through with a warning.
     """
     outcome = outcome_for_cvv(fields["cvv2"])
-    if has_expired(engine, fields):
-        problem = f"the card expired {fields['expire_month']}/{fields['expire_year']}"
-        if lenient:
-            (warnings if warnings is not None else []).append(f"{problem}; the gateway declines it (lenient: accepted)")
-        else:
-            return {**card_values(fields), **plan_of(card_outcome("expired-card"))}
+    expired = expiry_plan(
+        engine.clock.now(),
+        fields.get("expire_month", ""),
+        fields.get("expire_year", ""),
+        lenient=lenient,
+        warnings=warnings if warnings is not None else [],
+    )
+    if expired is not None:
+        return {**card_values(fields), **expired}
     three_ds = threeds.plan_three_ds(engine, fields["credit_card_number"], amount, outcome, managed=managed)
     return {**card_values(fields), **plan_of(outcome), **three_ds}
-
-
-def has_expired(engine: Engine, fields: Mapping[str, str]) -> bool:
-    """The card's last valid month is before the simulator's current month."""
-    expiry = card_expiry(fields.get("expire_month", ""), fields.get("expire_year", ""))
-    if expiry is None:
-        return False
-    today = time.gmtime(engine.clock.now())  # (UTC, as a struct: cheaper than a datetime)
-    return (expiry[1], expiry[0]) < (today.tm_year, today.tm_mon)
 
 
 def _amount(call: Call) -> Decimal | None:
@@ -102,9 +95,21 @@ def start_form(engine: Engine, call: Call) -> Result:
             KIND_OF[call.operation.name],
             form_token=new_token(),
             tds_state="form",
+            deadline_at=engine.clock.now() + engine.settings.form_timeout,
             extra=dumps({"form": call.operation.name}),
         )
     return Result(ResponseKind.FORM, tx)
+
+
+FORM_EXPIRED = ("05", "the payer did not submit the payment page in time: it expired")
+
+
+def expire_forms(engine: Engine, now: float) -> None:
+    """Hosted pages not submitted by their deadline (``form_timeout``): the order declines, its callback goes out."""
+    for tx in engine.store.all(
+        "SELECT * FROM transactions WHERE status='processing' AND tds_state='form' AND deadline_at<=?", (now,)
+    ):
+        engine.finalize(engine.set_extra(tx, form_expired=True), Status.DECLINED.value, *FORM_EXPIRED)
 
 
 def form_by_token(engine: Engine, token: str) -> Row | None:
@@ -142,8 +147,9 @@ def submit_form(engine: Engine, token: str, entries: Mapping[str, str]) -> Row:
         if problems:
             raise FormProblems(problems)
         if form == "payout_form":
-            tx = engine.update(tx, **card_values(entries), tds_state="")
+            tx = engine.update(tx, **card_values(entries), tds_state="", deadline_at=None)
             return engine.schedule(payouts.plan_payout(engine, tx))
+        tx = engine.update(tx, deadline_at=None)  # the page's own deadline is over: 3-D Secure may set another
         amount = Decimal(engine.amount_text(tx)) if tx["amount_minor"] else None
         warnings: list[str] = []
         lenient = engine.settings.is_lenient(engine.merchant(tx["login"]))
@@ -187,3 +193,4 @@ def install(engine: Engine) -> None:
     for name in ("sale_form", "preauth_form", "payment_form", "account_verification_form", "payout_form"):
         engine.register(name, start_form)
     engine.register("status", status)
+    engine.tick_hooks.append(lambda now: expire_forms(engine, now))

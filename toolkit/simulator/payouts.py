@@ -1,21 +1,24 @@
-"""Payouts (spec 4.4), transfers and card-eligibility sends.
+"""Payouts (spec 4.4; the v4 one-step payout of behaviour section 11).
 
 The merchant's payout balance lives in the ``merchants`` table.  An approved payout reserves its
 amount in the same DB transaction that decides it, so concurrent payouts never overdraw; a
 payout above the balance is declined ("insufficient funds").  v4 is two-step: payout-check
 registers without moving funds; payout-pay executes a registered, approved check exactly once.
-Outcomes by amount: minor units ending in 13 decline, 17 end ``unknown`` (behaviour section 6).
+Outcomes by amount: minor units ending in 13 decline, 17 end ``unknown`` (behaviour section 6); a
+destination card whose expiry has passed declines "Expired card".  A destination given as ``cardrefid`` must
+be one of the merchant's stored cards.
 """
 
 from __future__ import annotations
 
 from toolkit.money import from_minor_units
 from toolkit.operations import ResponseKind
+from toolkit.simulator.cards import card_ref, ref_columns
 from toolkit.simulator.engine import FAILED, FAILED_SQL, Call, Engine, Result
 from toolkit.simulator.errors import field_error, state_error
-from toolkit.simulator.plans import CARD_COLUMNS, amount_plan, card_values, plan_of
+from toolkit.simulator.plans import CARD_COLUMNS, amount_plan, card_values, has_expired, plan_of
 from toolkit.simulator.store import Row
-from toolkit.testdata.outcomes import AMOUNT_RULES
+from toolkit.testdata.outcomes import AMOUNT_RULES, card_outcome
 
 DESTINATIONS = ("destination-card-no", "credit_card_number")
 INSUFFICIENT_FUNDS = AMOUNT_RULES["13"]  # also a payout above the balance (behaviour section 6)
@@ -33,10 +36,17 @@ def _check_currency(call: Call) -> None:
         )
 
 
-def _destination(fields: dict[str, str]) -> dict[str, str]:
-    """Masked destination card columns (the PAN itself is never stored)."""
+def _destination(engine: Engine, call: Call) -> dict[str, str]:
+    """Masked destination card columns (the PAN itself is never stored), of a card number or a stored card
+    (``cardrefid``: one of the merchant's; an expired one plans the decline)."""
+    fields = call.fields
     number = next((fields[name] for name in DESTINATIONS if fields.get(name)), "")
-    return card_values({**fields, "credit_card_number": number}) if number else {}
+    if number:
+        return card_values({**fields, "credit_card_number": number})
+    if fields.get("cardrefid"):
+        ref = card_ref(engine, call.merchant.login, fields["cardrefid"])
+        return {**ref_columns(ref), "cardrefid": str(ref["cardrefid"])}
+    return {}
 
 
 def plan_payout(engine: Engine, tx: Row, *, reserve: bool = True) -> Row:
@@ -47,6 +57,8 @@ def plan_payout(engine: Engine, tx: Row, *, reserve: bool = True) -> Row:
     currency = tx["currency"]
     amount = str(from_minor_units(tx["amount_minor"], currency))
     plan = amount_plan(amount, currency)
+    if has_expired(engine.clock.now(), tx["card_exp_month"], tx["card_exp_year"]):  # a card whose expiry passed
+        plan = plan_of(card_outcome("expired-card"))
     available = balance(engine, tx["login"])
     if plan["plan_status"] != "declined" and tx["amount_minor"] > available:
         money = f"{from_minor_units(available, currency)} {currency}"
@@ -83,7 +95,7 @@ def keep_balance(engine: Engine, tx: Row) -> None:
 def _payout(engine: Engine, call: Call, kind: str, *, reserve: bool) -> Result:
     _check_currency(call)
     with engine.store.transaction():
-        tx = engine.new_tx(call, kind, **_destination(call.fields))
+        tx = engine.new_tx(call, kind, **_destination(engine, call))
         tx = engine.schedule(plan_payout(engine, tx, reserve=reserve))
     return Result(ResponseKind.ASYNC, tx)
 
@@ -118,23 +130,9 @@ def payout_pay(engine: Engine, call: Call) -> Result:
     return Result(ResponseKind.ASYNC, tx)
 
 
-def transfer(engine: Engine, call: Call) -> Result:
-    with engine.store.transaction():
-        plan = amount_plan(call.fields["amount"], call.fields["currency"])
-        tx = engine.schedule(engine.new_tx(call, "transfer", **card_values(call.fields), **plan))
-    return Result(ResponseKind.ASYNC, tx)
-
-
-def pan_eligibility_send(engine: Engine, call: Call) -> Result:
-    with engine.store.transaction():
-        tx = engine.schedule(engine.new_tx(call, "pan-eligibility", cardrefid=call.fields["sending-card-ref-id"]))
-    return Result(ResponseKind.ASYNC, tx)
-
-
 def install(engine: Engine) -> None:
     engine.register("payout", payout)
     engine.register("payout_check", payout_check)
     engine.register("payout_pay", payout_pay)
-    engine.register("transfer", transfer)
-    engine.register("pan_eligibility_send", pan_eligibility_send)
+    engine.register("payout_v4", payout)
     engine.final_hooks.append(lambda tx: keep_balance(engine, tx))

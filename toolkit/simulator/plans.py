@@ -6,12 +6,13 @@ The decision is made when the transaction is created (``plan_*`` columns) and ca
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Protocol
 
 from toolkit.fields import card_brand, card_expiry
 from toolkit.models import Status
-from toolkit.testdata.outcomes import outcome_for_amount
+from toolkit.testdata.outcomes import card_outcome, outcome_for_amount
 
 # What a transaction keeps of a card: never the PAN or CVV (``card_values``).
 CARD_COLUMNS = ("card_bin", "card_last4", "card_type", "card_exp_month", "card_exp_year", "cardholder")
@@ -53,3 +54,29 @@ def plan_of(outcome: Outcome) -> dict[str, str]:
 def amount_plan(amount: str, currency: str) -> dict[str, str]:
     """The plan of a card-less transaction (rebill, recurring charge, payout, transfer): the amount decides."""
     return plan_of(outcome_for_amount(amount, currency))
+
+
+def has_expired(now: float, month: str, year: str) -> bool:
+    """The card's last valid month (``1``/``01``, ``99``/``2099``) is before the month of ``now`` (UTC).
+
+    False when the values are no expiry date (a stored card always has one; the format checks speak for
+    a request's)."""
+    expiry = card_expiry(month, year)
+    if expiry is None:
+        return False
+    today = time.gmtime(now)  # (UTC, as a struct: cheaper than a datetime)
+    return (expiry[1], expiry[0]) < (today.tm_year, today.tm_mon)
+
+
+def expiry_plan(
+    now: float, month: str, year: str, *, lenient: bool, warnings: list[str], what: str = "the card"
+) -> dict[str, str] | None:
+    """The plan of a transaction on an expired card (declined "Expired card", as the sandbox declines a direct
+    sale), or None when the card is valid; a lenient simulator lets it through with a warning (None)."""
+    if not has_expired(now, month, year):
+        return None
+    problem = f"{what} expired {month}/{year}"
+    if lenient:
+        warnings.append(f"{problem}; the gateway declines it (lenient: accepted)")
+        return None
+    return plan_of(card_outcome("expired-card"))

@@ -18,7 +18,7 @@ from toolkit.simulator.errors import SimError
 from toolkit.simulator.store import Row
 from toolkit.wire import LEGACY_TYPE, MEDIA_TYPE, encode_json, encode_legacy
 
-THREE_DS_VERSION = {"v2-challenge": "2.2.0", "v1": "1.0.2"}
+THREE_DS_VERSION = {"v2-challenge": "2.2.0", "v2-frictionless": "2.2.0", "v1": "1.0.2"}
 
 
 def new_serial() -> str:

@@ -24,7 +24,7 @@ from toolkit.simulator import checks, destinations, faults, journal, limits, poo
 from toolkit.simulator.engine import Call, Engine
 from toolkit.simulator.errors import SimError, endpoint_error, server_error
 from toolkit.simulator.store import Store
-from toolkit.wire import FORM_TYPE, MEDIA_TYPE
+from toolkit.wire import FORM_TYPE, MEDIA_TYPE, asks_for_json
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -72,8 +72,10 @@ def _path(request: Request) -> str:
 
 
 def _wants_json(request: Request) -> bool:
-    """JSON for ``Accept: application/vnd.pay+json``; the legacy ``key=value`` form otherwise."""
-    return MEDIA_TYPE in _header(request, b"accept")
+    """JSON for ``Accept: application/vnd.pay+json``; the legacy ``key=value`` form otherwise.
+
+    Media types are compared without regard to case (RFC 9110 8.3.1): ``Application/Vnd.Pay+JSON`` asks for JSON."""
+    return asks_for_json(_header(request, b"accept"))
 
 
 def _header(request: Request, name: bytes) -> str:
@@ -107,8 +109,9 @@ def accept(
     lenient = engine.settings.is_lenient(address.merchant)
     pairs = _parse_body(body, warnings, _header(request, b"content-type"))
     fields = checks.canonical_fields(op, pairs, warnings, lenient=lenient)
-    checks.check_login(op, fields, address)
-    if op.auth.is_oauth:  # the signature first: an unsigned request learns nothing about its fields
+    if not op.auth.is_oauth:
+        checks.check_login(op, fields, address)
+    else:  # the signature first: an unsigned request learns nothing about its fields, nor about logins
         url = str(request.url.replace(query=""))
         checks.check_oauth(
             op,
@@ -120,6 +123,7 @@ def accept(
             engine.clock.wall(),  # the client's clock is real time, whatever a test did to ours
             engine.settings.timestamp_window,
         )
+        checks.check_login(op, fields, address)
     checks.check_fields(op, fields, warnings, lenient=lenient)
     destinations.check_fields(request, fields)  # callback addresses: the allow-list and the port rule
     if op.auth is AuthScheme.CONTROL:  # the control is computed over valid fields

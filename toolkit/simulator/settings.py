@@ -7,6 +7,8 @@
     callback_timeout = 5.0             # seconds to wait for the merchant's answer
     settlement_after = 86400           # approved sales and captures settle after this many seconds
     challenge_timeout = 900            # a 3-D Secure result not uploaded by then declines
+    method_timeout = 10                # the 3-D Secure method window (spec 8): then the step counts as N
+    form_timeout = 1800                # a hosted payment page not submitted by then expires (declined)
     max_body_bytes = 65536             # a bigger request body is refused with 413
     request_timeout = 10.0             # seconds to receive a whole request (idle, slow headers, slow body)
     journal_size = 10000               # journal entries kept in memory (a ring); with --db: rows kept
@@ -76,6 +78,7 @@ class SimulatorSettings:
     settlement_after: float = 86400.0
     challenge_timeout: float = 900.0
     method_timeout: float = 10.0  # spec section 8
+    form_timeout: float = 1800.0  # a hosted payment page not submitted by then expires: the order declines
     lenient: bool = False  # forgive what the production gateway refuses (with a journal warning)
     # The simulator as a network service (issue 9): limits, timeouts, the journal, callbacks, addresses.
     max_body_bytes: int = 65536
@@ -243,8 +246,10 @@ _PARSERS = {
 }
 
 
-def _simulator(table: dict[str, Any], where: str) -> dict[str, Any]:
-    """The [simulator] table, checked: known names, numbers of seconds unless ``_PARSERS`` says otherwise."""
+def simulator_table(table: dict[str, Any], where: str) -> dict[str, Any]:
+    """The [simulator] table, checked: known names, numbers of seconds unless ``_PARSERS`` says otherwise.
+
+    ``SettingsError`` names ``where`` and the setting."""
     _unknown(where, table, SIMULATOR_SETTINGS)
     return {name: _PARSERS.get(name, _seconds)(where, name, value) for name, value in table.items()}
 
@@ -263,7 +268,7 @@ def load_settings(path: Path | None) -> SimulatorSettings:
         raise SettingsError(f"{path}: write one [simulator] table and [[merchant]] tables (double brackets)")
     merchants = tuple(_merchant(t, path.parent, i) for i, t in enumerate(tables)) or (demo_merchant(),)
     _check_unique_ids(merchants)
-    return SimulatorSettings(merchants=merchants, **_simulator(simulator, f"{path} [simulator]"))
+    return SimulatorSettings(merchants=merchants, **simulator_table(simulator, f"{path} [simulator]"))
 
 
 def _check_unique_ids(merchants: tuple[Merchant, ...]) -> None:

@@ -1,13 +1,15 @@
 """3-D Secure in the simulator: 2.x method step and challenge, 1.0.2 PaReq/PaRes (spec 4.2).
 
-2.x (CVV2 321 only; 111 is a card that is not enrolled: no step at all): the status carries
-``html`` that loads the method URL; the merchant uploads
-``threeDSCompInd`` (Y completed, N not within 10 s, U no method URL); without an upload the
-method step times out as N after ``method_timeout``.  A challenge (CVV2 321) then sends the
-payer to the ACS page (``redirect-to``); the password ``hint`` gives a CRes with transStatus Y,
-anything else N.  The CRes reaches the merchant's ``redirect_url`` and is accepted by
-``upload-cres-result``.  1.0.2: the two test cards go to the ACS page at once; the amount
-chooses the result (outcomes.THREE_DS_V1_AMOUNTS); ``upload-pares-result`` accepts the PaRes.
+2.x (CVV2 321, and the simulator's own 331 and 332; 111 is a card that is not enrolled: no step at all):
+the status carries ``html`` that loads the method URL; the merchant uploads ``threeDSCompInd`` (Y
+completed, N not within 10 s, U no method URL); without an upload the method step times out as N after
+``method_timeout``, on the simulator's clock (the scheduler), whether or not anyone polls.  Then one of the
+three paths of behaviour section 11: a challenge (CVV2 321) sends the payer to the ACS page
+(``redirect-to``), where the password ``hint`` gives a CRes with transStatus Y, anything else N; a
+frictionless approval (331) or decline (332) is decided without the payer.  The CRes reaches the
+merchant's ``redirect_url`` and is accepted by ``upload-cres-result``.  1.0.2: the two test cards go to
+the ACS page at once; the amount chooses the result (outcomes.THREE_DS_V1_AMOUNTS);
+``upload-pares-result`` accepts the PaRes.
 Hosted forms run the same steps gateway-side (``managed``): the pages apply the CRes/PaRes.
 In the API flow the ACS page is answered once (``record_answer``); the merchant uploads the result.
 CRes and PaRes are signed by the simulator's ACS, so a forged one is refused.
@@ -37,7 +39,9 @@ from toolkit.testdata.outcomes import (
 )
 
 V2_CHALLENGE = "v2-challenge"
+V2_FRICTIONLESS = "v2-frictionless"  # the method step, then a decision without a challenge (behaviour 11, [sim])
 V1 = "v1"
+V2_PATHS = {"challenge": V2_CHALLENGE, "frictionless": V2_FRICTIONLESS}
 
 
 def plan_three_ds(
@@ -54,23 +58,30 @@ def plan_three_ds(
             "eci": result.eci,
             "deadline_at": now + engine.settings.challenge_timeout,
         }
-    if outcome.three_ds == "challenge":  # CVV2 111 and the others: no 3-D Secure step at all (section 10)
-        kind = V2_CHALLENGE
-        if managed:  # the hosted page does its own fingerprinting: straight to the challenge
-            return {
-                "three_ds": kind,
-                "tds_state": "challenge",
-                "tds_token": new_token(),
-                "tds_comp_ind": "Y",
-                "deadline_at": now + engine.settings.challenge_timeout,
-            }
+    kind = V2_PATHS.get(outcome.three_ds)
+    if kind is None:  # CVV2 111 and the others: no 3-D Secure step at all (section 10)
+        return {}
+    if managed:  # the hosted page does its own fingerprinting: straight to the challenge, or to the decision
+        if kind == V2_FRICTIONLESS:
+            return {"three_ds": kind, "tds_state": "", "tds_comp_ind": "Y", "eci": _frictionless_eci(outcome.status)}
         return {
             "three_ds": kind,
-            "tds_state": "method",
+            "tds_state": "challenge",
             "tds_token": new_token(),
-            "deadline_at": now + engine.settings.method_timeout,
+            "tds_comp_ind": "Y",
+            "deadline_at": now + engine.settings.challenge_timeout,
         }
-    return {}
+    return {
+        "three_ds": kind,
+        "tds_state": "method",
+        "tds_token": new_token(),
+        "deadline_at": now + engine.settings.method_timeout,
+    }
+
+
+def _frictionless_eci(status: str) -> str:
+    """ECI of a frictionless result: 05 authenticated (approved), 07 not (declined)."""
+    return "05" if status == Status.APPROVED.value else "07"
 
 
 # --- signed ACS messages -----------------------------------------------------------------------
@@ -191,7 +202,12 @@ def _authenticated(engine: Engine, tx: Row, passed: bool, *, eci: str) -> Row:
 
 def apply_method_result(engine: Engine, tx: Row, indicator: str) -> Row:
     if tx["tds_state"] != "method":
-        raise state_error(f"no 3-D Secure method step is pending for orderid {tx['orderid']} (state {_state(tx)})")
+        why = (
+            f"; the method window ({engine.settings.method_timeout:g} s) passed and the step timed out as N"
+            if engine.extra(tx).get("method_timed_out")
+            else ""
+        )
+        raise state_error(f"no 3-D Secure method step is pending for orderid {tx['orderid']} (state {_state(tx)}){why}")
     if tx["three_ds"] == V2_CHALLENGE:
         deadline = engine.clock.now() + engine.settings.challenge_timeout
         return engine.update(
@@ -201,7 +217,8 @@ def apply_method_result(engine: Engine, tx: Row, indicator: str) -> Row:
             deadline_at=deadline,
             stage=tx["stage"].replace("processing", "3d_validating"),
         )
-    return engine.schedule(engine.update(tx, tds_state="done", tds_comp_ind=indicator, deadline_at=None, eci="05"))
+    eci = _frictionless_eci(tx["plan_status"])  # the planned outcome decides without a challenge
+    return engine.schedule(engine.update(tx, tds_state="done", tds_comp_ind=indicator, deadline_at=None, eci=eci))
 
 
 def _state(tx: Row) -> str:
@@ -219,11 +236,20 @@ def _target(engine: Engine, call: Call) -> Row:
 
 
 def upload_method_url_result(engine: Engine, call: Call) -> Result:
+    """The method step's result: ``Y`` completed, ``N`` not within the window, ``U`` no method URL (spec 4.2).
+
+    ``Y`` although the payer's browser never loaded the method URL is a merchant bug: refused (a lenient
+    simulator accepts it with a warning).  A lenient simulator takes a missing ``threeDSCompInd`` as ``Y``.
+    After the method window the step has already timed out as ``N`` (the scheduler's work, done first here).
+    """
     with engine.store.transaction():
         tx = _target(engine, call)
-        indicator = call.fields.get("threeDSCompInd", "Y")  # not in section 10's list: the upload means it ran
-        if indicator == "Y" and not engine.extra(tx).get("method_loaded"):
-            call.warnings.append("threeDSCompInd=Y but the payer's browser never loaded the 3-D Secure method URL")
+        indicator = call.fields.get("threeDSCompInd", "Y")  # (absent only on a lenient simulator)
+        if tx["tds_state"] == "method" and indicator == "Y" and not engine.extra(tx).get("method_loaded"):
+            call.forgive(
+                "threeDSCompInd: Y (completed), but the payer's browser never loaded the 3-D Secure method URL "
+                "(three-ds-method-url of the status); load it in the payer's browser, or send N or U"
+            )
         tx = apply_method_result(engine, tx, indicator)
     return Result(ResponseKind.ASYNC, tx)
 

@@ -67,7 +67,8 @@ def card_for(
     holder: str = DEFAULT_HOLDER,
     today: date | None = None,
 ) -> Card:
-    """A card that ends in ``outcome_name`` (a name of ``outcomes.CARD_OUTCOMES``, or ``declined``).
+    """A card that ends in ``outcome_name`` (a name of ``outcomes.CARD_OUTCOMES``, ``SIMULATOR_OUTCOMES`` or
+    ``declined``).
 
     KeyError lists the known names; ValueError when ``number`` fails the Luhn check.
     """

@@ -132,7 +132,8 @@ def payout_fields(
     card: Card | None = None,
     **overrides: Override,
 ) -> OrderFields:
-    """A payout to a card (``payout`` or ``payout_check``); the amount chooses the outcome unless given.
+    """A payout to a card (``payout``, ``payout_check`` or ``payout_v4``); the amount chooses the outcome unless
+    given.
 
     ``outcome``: ``approved``, ``insufficient-funds`` or ``unknown`` (``outcomes.AMOUNT_RULES``).
     """
@@ -148,11 +149,71 @@ def rebill_fields(
     outcome: str = "approved",
     amount: Decimal | None = None,
     currency: str = DEFAULT_CURRENCY,
+    *,
+    operation: str = "make_rebill",
     **overrides: Override,
 ) -> OrderFields:
-    """A ``make_rebill`` of a stored card; the amount chooses the outcome unless given."""
+    """A rebill of a stored card (``make_rebill``, ``make_rebill_sale``, or ``make_rebill_preauth``: a hold);
+    the amount chooses the outcome unless given."""
     candidate = {**_order(_chosen_amount(outcome, amount, currency), currency), "cardrefid": str(cardrefid)}
-    return build_fields("make_rebill", candidate, overrides)
+    return build_fields(operation, candidate, overrides)
+
+
+def transfer_by_ref_fields(
+    destination: str,
+    source: str | None = None,
+    outcome: str = "approved",
+    amount: Decimal | None = None,
+    currency: str = DEFAULT_CURRENCY,
+    **overrides: Override,
+) -> OrderFields:
+    """A ``transfer_by_ref`` (v2) from the stored card ``source`` (None: from the merchant) to ``destination``;
+    the amount chooses the outcome unless given (an expired stored card declines)."""
+    candidate = {
+        **_order(_chosen_amount(outcome, amount, currency), currency),
+        "ipaddress": new_payer().ipaddress,
+        "destination-card-ref-id": str(destination),
+        **({"source-card-ref-id": str(source)} if source else {}),
+    }
+    return build_fields("transfer_by_ref", candidate, overrides)
+
+
+def transfer_fields(
+    outcome: str = "approved",
+    amount: Decimal | None = None,
+    currency: str = DEFAULT_CURRENCY,
+    *,
+    card: Card | None = None,
+    source_ref: str | None = None,
+    destination: str | None = None,
+    **overrides: Override,
+) -> OrderFields:
+    """A v4 ``transfer`` from ``card`` (default: an approving test card), or from the stored card ``source_ref``
+    (``card_recurring_payment_id``), to the card number ``destination`` (default: a random Luhn-valid one);
+    the amount chooses the outcome unless given."""
+    source = {"card_recurring_payment_id": source_ref} if source_ref else (card or card_for("approved")).fields()
+    candidate = {
+        **_order(_chosen_amount(outcome, amount, currency), currency),
+        **source,
+        "destination-card-no": destination or random_card_number(),
+    }
+    return build_fields("transfer", candidate, overrides)
+
+
+def deposit_fields(
+    outcome: str = "approved",
+    amount: Decimal | None = None,
+    currency: str = DEFAULT_CURRENCY,
+    *,
+    destination: str | None = None,
+    **overrides: Override,
+) -> OrderFields:
+    """A v4 ``transfer_by_ref_v4``: a deposit to the card number ``destination`` (default: a random one)."""
+    candidate = {
+        **_order(_chosen_amount(outcome, amount, currency), currency),
+        "destination-card-no": destination or random_card_number(),
+    }
+    return build_fields("transfer_by_ref_v4", candidate, overrides)
 
 
 def recurring_fields(

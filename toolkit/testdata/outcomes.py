@@ -24,7 +24,9 @@ class CardOutcome:
     name: str
     cvv2: str
     status: Status
-    three_ds: str  # "none" (no 3-D Secure step: not enrolled) or "challenge" (3-D Secure 2.x challenge)
+    # "none" (no 3-D Secure step: not enrolled), "challenge" (3-D Secure 2.x method step, then a challenge) or
+    # "frictionless" (3-D Secure 2.x method step, then a decision without a challenge)
+    three_ds: str
     error_code: str = ""
     error_message: str = ""
     description: str = ""
@@ -64,12 +66,29 @@ CHALLENGE_FAILED = CardOutcome(
     "3ds-failed", "321", Status.DECLINED, "challenge", "05", "3-D Secure authentication failed", "challenge failed"
 )
 
-_BY_CVV = {outcome.cvv2: outcome for outcome in CARD_OUTCOMES}
-_BY_NAME = {outcome.name: outcome for outcome in (*CARD_OUTCOMES, GENERIC_DECLINE)}
+# The simulator's own outcomes, beyond the sandbox's table (behaviour section 11, [sim]): the two frictionless
+# paths of 3-D Secure 2 after the method step.  A sandbox declines these CVV2s (any other CVV2 declines), so a
+# scenario that uses them runs on the simulator only (``@simulator``).
+SIMULATOR_OUTCOMES: tuple[CardOutcome, ...] = (
+    CardOutcome(
+        "3ds-frictionless", "331", Status.APPROVED, "frictionless",
+        description="3-D Secure 2: method step, then approved without a challenge (simulator only)",
+    ),
+    CardOutcome(
+        "3ds-frictionless-declined", "332", Status.DECLINED, "frictionless", "05",
+        "3-D Secure authentication declined (frictionless)",
+        "3-D Secure 2: method step, then declined without a challenge (simulator only)",
+    ),
+)  # fmt: skip
+SIMULATOR_ONLY_CVV2 = frozenset(outcome.cvv2 for outcome in SIMULATOR_OUTCOMES)
+
+_BY_CVV = {outcome.cvv2: outcome for outcome in (*CARD_OUTCOMES, *SIMULATOR_OUTCOMES)}
+_BY_NAME = {outcome.name: outcome for outcome in (*CARD_OUTCOMES, *SIMULATOR_OUTCOMES, GENERIC_DECLINE)}
 
 
 def outcome_for_cvv(cvv2: str) -> CardOutcome:
-    """The sandbox rule: the CVV2 chooses; any CVV2 not in the table declines."""
+    """The sandbox rule: the CVV2 chooses; any CVV2 not in the table declines (the simulator's own outcomes
+    are in the table here: the simulator decides with it)."""
     return _BY_CVV.get(cvv2.strip(), GENERIC_DECLINE)
 
 
