@@ -252,7 +252,7 @@ def _rebill(name: str, path: str, code: str | None, request: str | None, summary
         "AsyncResponse",
         ResponseKind.ASYNC,
         AuthScheme.CONTROL,
-        summary + " while the cardholder is absent",
+        summary,
         required=(LOGIN, "client_orderid", "cardrefid", "amount", "currency"),
         optional=(
             "order_desc",
@@ -535,13 +535,19 @@ _OPERATIONS = (
             "control: 'no control formula shown' in the spec; login + cardrefid from vectors/control.json",
         ),
     ),
-    _rebill("make_rebill", "/api/v2/make-rebill/{endpointId}", "REBILL", "RebillRequest", "Charges a stored card"),
+    _rebill(
+        "make_rebill",
+        "/api/v2/make-rebill/{endpointId}",
+        "REBILL",
+        "RebillRequest",
+        "Charges a stored card while the cardholder is absent",
+    ),
     _rebill(
         "make_rebill_sale",
         "/api/v2/make-rebill-sale/{endpointId}",
         None,
         None,
-        "Charges a stored card: make-rebill under the name of the family's client code",
+        "make-rebill under the name the family's client code uses: charges a stored card",
         _SECTION_11,
     ),
     _rebill(
@@ -549,7 +555,7 @@ _OPERATIONS = (
         "/api/v2/make-rebill-preauth/{endpointId}",
         None,
         None,
-        "Holds an amount on a stored card: a preauth that capture, void and return apply to",
+        "Holds an amount on a stored card: a preauth that capture, void and return apply to, as to a card's",
         _SECTION_11,
     ),
     _v4(
