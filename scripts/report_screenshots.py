@@ -36,7 +36,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from toolkit.payer_browser import CHROMIUM_FLAGS, find_browser
+from toolkit.payer.browser import CHROMIUM_FLAGS, find_browser
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDTH = 1400

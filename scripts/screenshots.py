@@ -5,7 +5,7 @@
 The notebooks are copied to a temporary folder (JupyterLab saves what it runs; the repository keeps
 its notebooks without outputs) and JupyterLab is started there on a free loopback port, with a fresh
 workspace, settings that render every cell (no windowing) and no news pop-up.  For each notebook,
-Chromium (Selenium, the flags of ``toolkit.payer_browser``) opens it, runs all cells, waits until
+Chromium (Selenium, the flags of ``toolkit.payer.browser``) opens it, runs all cells, waits until
 every code cell has run, grows the window to the notebook's height and saves a PNG: the whole
 notebook as JupyterLab shows it, widgets and pictures included.  It needs the ``lab`` extra
 (``make lab`` installs it) and Chromium with ChromeDriver.
@@ -127,7 +127,7 @@ def chromium() -> Iterator[Any]:
     from selenium.webdriver.chrome.service import Service
 
     sys.path.insert(0, str(ROOT))
-    from toolkit.payer_browser import CHROMIUM_FLAGS, find_browser
+    from toolkit.payer.browser import CHROMIUM_FLAGS, find_browser
 
     binary, driver_path = find_browser()
     profile = tempfile.mkdtemp(prefix="gatekit-lab-chromium-")

@@ -28,7 +28,7 @@ from toolkit.exchange import Exchange
 from toolkit.flows import Merchant, Order
 from toolkit.models import CardRefResponse, Status, StatusResponse
 from toolkit.payer import PASSWORDS, Payer
-from toolkit.payer_browser import BrowserPayer
+from toolkit.payer.browser import BrowserPayer
 from toolkit.testdata.cards import Card, card_for, three_ds_v1_card
 
 MONEY = {"Money": Decimal}

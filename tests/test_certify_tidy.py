@@ -19,7 +19,7 @@ from toolkit.errors import TransportError, ValidationError, WaitTimeout
 from toolkit.exchange import Exchange
 from toolkit.flows import FlowError
 from toolkit.payer import PayerError
-from toolkit.payer_visits import Visit as PageVisit
+from toolkit.payer.visits import Visit as PageVisit
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,8 @@
-"""Rich display (toolkit.display): responses, statuses, orders, exchanges and pages show themselves, masked."""
+"""Rich display (toolkit.display): responses, statuses, orders, exchanges and pages shown as masked HTML.
+
+The objects do not import their display: ``toolkit.display.formatters`` registers the views with IPython
+(``html_of`` is the same view anywhere).
+"""
 
 from __future__ import annotations
 
@@ -11,11 +15,11 @@ import pytest
 
 from tests.test_notebooks import leaks
 from toolkit import notebook
-from toolkit.display import PageView, Screenshot, safe_html
+from toolkit.display import PageView, Screenshot, html_of, safe_html
 from toolkit.display.html import table
 from toolkit.explorer import GatewaySession
-from toolkit.htmlforms import Page
 from toolkit.models import StatusResponse
+from toolkit.payer.forms import Page
 from toolkit.testdata.cards import card_for
 
 PAN = "4538977399606732"
@@ -37,16 +41,16 @@ def badge_colour(html: str) -> str:
 def test_a_status_shows_its_outcome_in_colour(sim: GatewaySession):
     approved = sim.merchant.final_status(sim.merchant.pay("sale", card_for("approved", number=PAN), Decimal("2.00")))
     declined = sim.merchant.final_status(sim.merchant.pay("sale", card_for("insufficient-funds"), Decimal("2.00")))
-    assert badge_colour(approved._repr_html_()) == GREEN and badge_colour(declined._repr_html_()) == RED
-    assert "Insufficient funds" in declined._repr_html_() and RED in declined._repr_html_()
-    for shown in (approved._repr_html_(), declined._repr_html_()):
+    assert badge_colour(html_of(approved)) == GREEN and badge_colour(html_of(declined)) == RED
+    assert "Insufficient funds" in html_of(declined) and RED in html_of(declined)
+    for shown in (html_of(approved), html_of(declined)):
         assert PAN not in shown and leaks(shown) == [] and "453897" in shown
 
 
 def test_a_status_that_waits_for_the_payer_says_where_to_send_it(sim: GatewaySession):
     order = sim.merchant.pay("sale", card_for("3ds-challenge"), Decimal("2.00"))
     status = sim.merchant.payer_step(order)
-    shown = status._repr_html_()
+    shown = html_of(status)
     assert badge_colour(shown) == AMBER and "the payer must act" in shown
     assert "html (what the payer&#x27;s browser is given)" in shown or "html (what the payer's browser" in shown
     assert len(repr(status)) < 900 and "<iframe" not in repr(status), "the html stays out of the plain repr"
@@ -55,10 +59,10 @@ def test_a_status_that_waits_for_the_payer_says_where_to_send_it(sim: GatewaySes
 def test_orders_exchanges_and_responses_show_themselves_masked(sim: GatewaySession):
     order = sim.merchant.pay("sale", card_for("approved", number=PAN), Decimal("4.00"))
     exchange = next(e for e in reversed(sim.exchanges) if e.operation == "sale")
-    for shown in (order._repr_html_(), exchange._repr_html_(), order.ack._repr_html_()):
+    for shown in (html_of(order), html_of(exchange), html_of(order.ack)):
         assert PAN not in shown and leaks(shown) == [] and order.orderid in shown
-    assert "453897******6732" in exchange._repr_html_() and "***" in exchange._repr_html_()
-    assert "sale: HTTP 200 async-response" in exchange._repr_html_()
+    assert "453897******6732" in html_of(exchange) and "***" in html_of(exchange)
+    assert "sale: HTTP 200 async-response" in html_of(exchange)
 
 
 def test_tables_are_left_aligned_inline_and_labels_never_break():
@@ -88,7 +92,7 @@ def test_a_page_is_drawn_in_a_sandbox_without_card_data_or_scripts():
     assert PAN not in safe and "123" not in safe and "<script" not in safe
     assert 'value="453897******6732"' in safe and 'value="***"' in safe and "ANN" in safe
     assert 'http-equiv="Content-Security-Policy"' in safe and "default-src 'none'" in safe
-    shown = page._repr_html_()
+    shown = html_of(page)
     assert '<iframe sandbox=""' in shown and PAN not in shown and "cvv2=123" not in shown
     assert "the hosted payment page" in shown and isinstance(notebook.show(page), PageView)
 
@@ -103,3 +107,27 @@ def test_a_screenshot_of_the_challenge_page_is_a_png(sim: GatewaySession):
     shot = notebook.screenshot(sim.payer.follow(status), width=640, height=480)
     assert isinstance(shot, Screenshot) and shot._repr_png_().startswith(b"\x89PNG\r\n\x1a\n")
     assert int.from_bytes(shot.png[16:20], "big") == 640 and int.from_bytes(shot.png[20:24], "big") == 480
+
+
+def test_ipython_shows_the_toolkits_objects_through_the_registered_views(sim: GatewaySession):
+    """An IPython shell formats a status, an order, an exchange and a page with the views, by type or by name."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from toolkit import _ipython
+    from toolkit.display import formatters
+
+    order = sim.merchant.pay("sale", card_for("approved", number=PAN), Decimal("3.00"))
+    exchange = next(e for e in reversed(sim.exchanges) if e.operation == "sale")
+    page = Page.parse("http://gw.example/paynet/form/t", 200, HOSTED)
+    shown = (order, order.ack, exchange, page, sim.merchant.final_status(order))
+    for register in (formatters.register, lambda shell: _ipython.register_by_name()):
+        InteractiveShell.clear_instance()
+        shell = InteractiveShell.instance()
+        try:
+            assert register(shell)
+            for obj in shown:
+                data, _ = shell.display_formatter.format(obj)
+                assert data["text/html"] == html_of(obj) and PAN not in data["text/html"], type(obj)
+        finally:
+            InteractiveShell.clear_instance()
+    assert not hasattr(order.ack, "_repr_html_") and not hasattr(page, "_repr_html_")

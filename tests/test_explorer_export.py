@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from toolkit.explorer import ExplorerModel, ExportError, GatewaySession
-from toolkit.explorer.export import export_feature, scenario_name
-from toolkit.explorer.gherkin import stable_text
 from toolkit.explorer.history import Action, Tracked
+from toolkit.exporter.feature import export_feature, scenario_name
+from toolkit.exporter.gherkin import stable_text
 from toolkit.flows import Order
 from toolkit.models import AsyncResponse, StatusResponse
 from toolkit.testdata.cards import card_for

@@ -22,9 +22,9 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from tests.vector_files import VECTORS, load_vectors
 from toolkit import demo, notebook
+from toolkit.debugger.oauth_check import base_string
 from toolkit.exchange import Exchange
 from toolkit.explorer import GatewaySession, diagnose
-from toolkit.explorer.oauth_check import base_string
 from toolkit.explorer.timeline import Timeline
 from toolkit.explorer.views import ExchangeView, FieldsView, Note, SignatureView, TimelineView, show
 from toolkit.flows import Merchant

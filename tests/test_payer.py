@@ -15,10 +15,10 @@ import pytest
 from toolkit import demo
 from toolkit.callbacks import CallbackReceiver
 from toolkit.client import GatewayClient
-from toolkit.htmlforms import Form, Page
 from toolkit.models import AsyncResponse, FormResponse, Status, StatusResponse
 from toolkit.payer import PASSWORDS, Delivered, Payer, PayerError
-from toolkit.payer_visits import Visit as PageVisit
+from toolkit.payer.forms import Form, Page
+from toolkit.payer.visits import Visit as PageVisit
 from toolkit.signing import verify_callback_control
 from toolkit.simulator import SimulatorServer
 from toolkit.testdata import CHALLENGE_PASSWORD, Card, card_for, form_fields, sale_fields, three_ds_v1_card

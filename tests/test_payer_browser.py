@@ -16,7 +16,7 @@ from toolkit.callbacks import CallbackReceiver
 from toolkit.client import GatewayClient
 from toolkit.flows import Merchant
 from toolkit.models import Status
-from toolkit.payer_browser import BrowserPayer
+from toolkit.payer.browser import BrowserPayer
 from toolkit.simulator.server import SimulatorServer
 from toolkit.testdata import card_for, three_ds_v1_card
 

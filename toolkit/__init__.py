@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from toolkit._ipython import register_by_name as _register_display
 from toolkit._version import __version__
 
 if TYPE_CHECKING:  # what mypy sees; at run time __getattr__ imports each name when first asked for
@@ -132,3 +133,6 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
+
+
+_register_display()  # in a running IPython kernel: responses, exchanges, orders and pages show as masked HTML

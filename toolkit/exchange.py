@@ -69,12 +69,6 @@ class Exchange:
             at=datetime.now(UTC) - timedelta(seconds=elapsed),
         )
 
-    def _repr_html_(self) -> str:
-        """In a notebook: the request (masked), what was signed and the answer (``toolkit.display``)."""
-        from toolkit.display.views import ExchangeView
-
-        return ExchangeView(self)._repr_html_()
-
     def as_curl(self) -> str:
         """A curl command that reproduces the request: card data and signatures as placeholders.
 

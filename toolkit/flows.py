@@ -61,12 +61,6 @@ class Order:
     def __repr__(self) -> str:
         return f"Order({self.operation}, orderid={self.orderid}, client_orderid={self.client_orderid})"
 
-    def _repr_html_(self) -> str:
-        """In a notebook: operation, ids and money, the acknowledgement and what was sent, masked."""
-        from toolkit.display.views import order_html
-
-        return order_html(self)
-
 
 class Merchant:
     """The merchant's back end: a client, where the gateway calls back, and how waits are reported."""

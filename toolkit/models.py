@@ -82,12 +82,6 @@ class Response:
         """A raw field by its wire name."""
         return self.raw.get(name, default)
 
-    def _repr_html_(self) -> str:
-        """In a notebook: the outcome in colour and every field, masked (``toolkit.display``)."""
-        from toolkit.display.views import response_html
-
-        return response_html(self)
-
 
 @dataclass(frozen=True)
 class AsyncResponse(Response):

@@ -20,13 +20,13 @@ import atexit
 import os
 from typing import Any
 
+from toolkit.debugger import Diagnosis, diagnose
 from toolkit.diagram import Diagram
 from toolkit.display.pages import PageView, Screenshot, safe_html
-from toolkit.explorer.debugger import Diagnosis, diagnose
 from toolkit.explorer.session import GatewaySession
 from toolkit.explorer.views import ExchangeView, FieldsView, Note, SignatureView, TimelineView, show
-from toolkit.htmlforms import Page
-from toolkit.payer_browser import BrowserUnavailable, screenshot_html
+from toolkit.payer.browser import BrowserUnavailable, screenshot_html
+from toolkit.payer.forms import Page
 
 __all__ = [
     "Diagnosis",

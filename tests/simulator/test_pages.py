@@ -1,7 +1,7 @@
 """The payer's pages over real loopback HTTP: hosted forms, 3-D Secure 2.x and 1.0.2, error pages.
 
 The merchant is the real ``GatewayClient`` (``client`` of conftest.py); the payer is ``toolkit.payer.Payer``
-(a ``requests.Session``, pages read by ``toolkit.htmlforms``), watched by ``WatchedPayer``: every page a
+(a ``requests.Session``, pages read by ``toolkit.payer.forms``), watched by ``WatchedPayer``: every page a
 test saw is checked afterwards, no card number the payer typed and no filled card/CVV2 input.
 """
 
@@ -17,9 +17,9 @@ import pytest
 from toolkit import demo
 from toolkit.client import GatewayClient
 from toolkit.errors import ValidationError
-from toolkit.htmlforms import Form, Page
 from toolkit.models import AsyncResponse, FormResponse, Status, StatusResponse
 from toolkit.payer import MERCHANT_REDIRECT_FORM, Payer
+from toolkit.payer.forms import Form, Page
 from toolkit.signing import verify_callback_control
 from toolkit.simulator import SimulatorServer, urls
 from toolkit.testdata import CHALLENGE_PASSWORD, Card, card_for, form_fields, sale_fields, three_ds_v1_card

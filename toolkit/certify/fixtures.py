@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # imported by the fixtures when they run: the xdist controlle
     from toolkit.exchange import Exchange
     from toolkit.flows import Merchant
     from toolkit.payer import Payer
-    from toolkit.payer_browser import BrowserPayer
+    from toolkit.payer.browser import BrowserPayer
     from toolkit.simcontrol import SimulatorControl
     from toolkit.simulator.server import SimulatorServer
 
@@ -135,7 +135,7 @@ def browser_payer() -> Iterator[BrowserPayer]:
     except ImportError:
         pytest.fail("browser_payer needs Selenium: pip install 'gatekit[browser]'", pytrace=False)
     from toolkit.certify import reporting
-    from toolkit.payer_browser import BrowserPayer
+    from toolkit.payer.browser import BrowserPayer
 
     with BrowserPayer(observers=[reporting.attach_screenshot]) as browser:
         yield browser

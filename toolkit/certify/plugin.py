@@ -83,7 +83,7 @@ def no_browser_reason() -> str | None:
         return "GATEKIT_BROWSER=off: the real-browser payer is switched off"
     if importlib.util.find_spec("selenium") is None:
         return "needs the real-browser payer: pip install 'gatekit[browser]' (or GATEKIT_BROWSER=off)"
-    from toolkit.payer_browser import BrowserUnavailable, find_browser
+    from toolkit.payer.browser import BrowserUnavailable, find_browser
 
     try:
         find_browser()

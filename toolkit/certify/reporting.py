@@ -29,7 +29,7 @@ from toolkit.callbacks import Received
 from toolkit.certify import categories
 from toolkit.exchange import Exchange
 from toolkit.masking import mask_text
-from toolkit.payer_visits import Visit as PageVisit
+from toolkit.payer.visits import Visit as PageVisit
 from toolkit.waiting import PollAttempt
 
 TEXT = allure.attachment_type.TEXT

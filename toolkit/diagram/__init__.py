@@ -5,7 +5,7 @@
 
 ``exchanges`` are the client's ``toolkit.exchange.Exchange`` records (an observer of
 ``GatewayClient`` collects them), ``arrivals`` the callback receiver's ``Received`` (callbacks and the
-payer's redirects), ``visits`` the payer's ``toolkit.payer_visits.Visit`` (``Payer.visits``).  Lanes:
+payer's redirects), ``visits`` the payer's ``toolkit.payer.visits.Visit`` (``Payer.visits``).  Lanes:
 merchant, gateway, ACS, payer's browser, merchant's callback endpoint; one arrow per exchange with
 its operation, HTTP status or outcome, and duration; repeated identical status polls as one arrow.
 ``Diagram`` shows itself in a notebook; ``simulator_diagram`` draws an order from the simulator's
@@ -23,7 +23,7 @@ from toolkit.diagram.records import arrows_of
 from toolkit.diagram.simulator import JSON, arrows_from_simulator
 from toolkit.diagram.svg import render
 from toolkit.exchange import Exchange
-from toolkit.payer_visits import Visit
+from toolkit.payer.visits import Visit
 
 __all__ = [
     "LANES",

@@ -13,7 +13,7 @@ from toolkit.diagram.model import Arrow, Lane, Tone, collapse, in_time_order, to
 from toolkit.display.views import decoded_answer
 from toolkit.exchange import Exchange
 from toolkit.masking import mask_text
-from toolkit.payer_visits import Visit
+from toolkit.payer.visits import Visit
 
 _MESSAGE = 60  # characters of an error message kept on an arrow
 PARTY_LANES: dict[str, Lane] = {"gateway": "gateway", "acs": "acs", "merchant": "endpoint"}

@@ -8,6 +8,7 @@ control key or a private key.
 
 from __future__ import annotations
 
+from toolkit.display.formatters import html_of, register
 from toolkit.display.html import Tone, esc, page, section, table, tone_of
 from toolkit.display.pages import PageView, Screenshot, safe_html
 from toolkit.display.views import (
@@ -22,6 +23,8 @@ from toolkit.display.views import (
     response_html,
 )
 
+register()  # in a running IPython: the toolkit's types show through these views
+
 __all__ = [
     "KEY_PLACEHOLDER",
     "ExchangeView",
@@ -34,8 +37,10 @@ __all__ = [
     "SignatureView",
     "Tone",
     "esc",
+    "html_of",
     "order_html",
     "page",
+    "register",
     "response_html",
     "safe_html",
     "section",

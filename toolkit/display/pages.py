@@ -2,7 +2,7 @@
 
 ``PageView`` draws the page in a sandboxed ``<iframe srcdoc>`` (no script runs, nothing is fetched:
 a Content-Security-Policy forbids it), under a summary and the page's forms.  ``Screenshot`` holds a
-PNG of the page taken by headless Chromium (``toolkit.payer_browser.screenshot_html``): an image
+PNG of the page taken by headless Chromium (``toolkit.payer.browser.screenshot_html``): an image
 shows everywhere, in JupyterLab, in nbconvert's HTML and on a code host.  The page's HTML is made
 safe first: card data masked in the text and in every input's value, scripts removed.
 """
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from html import escape
 
 from toolkit.display.html import Tone, esc, folded, line, page, section, table
-from toolkit.htmlforms import Page
 from toolkit.masking import mask_text, mask_value
-from toolkit.payer_visits import page_orderid, shows
+from toolkit.payer.forms import Page
+from toolkit.payer.visits import page_orderid, shows
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'"
 _INPUT = re.compile(r"<input\b[^>]*>", re.IGNORECASE)

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolkit.explorer.debugger import Diagnosis, Finding, diagnose
-from toolkit.explorer.export import ExportError, export_feature
+from toolkit.debugger import Diagnosis, Finding, diagnose
 from toolkit.explorer.history import Action, Result, Tracked
 from toolkit.explorer.model import ExplorerModel
 from toolkit.explorer.session import GatewaySession
 from toolkit.explorer.timeline import Event, Timeline
+from toolkit.exporter.feature import ExportError, export_feature
 
 if TYPE_CHECKING:
     from toolkit.explorer.panel import Explorer

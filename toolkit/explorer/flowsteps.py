@@ -9,23 +9,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
 from toolkit.errors import ApiError, GatewayError
+from toolkit.explorer.context import StepContext
 from toolkit.explorer.history import Action, Result, Tracked
 from toolkit.flows import Order
-
-if TYPE_CHECKING:
-    from toolkit.explorer.model import ExplorerModel
 
 CAPTURE, RETURN, VOID, REBILL, PAYOUT_PAY = "capture", "return", "void", "card ref + rebill", "payout-pay"
 STEPS = (CAPTURE, RETURN, VOID, REBILL, PAYOUT_PAY)
 
 
 class StepRunner:
-    """Runs a next step for an ``ExplorerModel`` and records it in the model's history."""
+    """Runs a next step for the explorer's model (a ``StepContext``) and records it in the model's history."""
 
-    def __init__(self, model: ExplorerModel) -> None:
+    def __init__(self, model: StepContext) -> None:
         self.model = model
 
     def run(self, step: str, tracked: Tracked, amount: Decimal | None) -> Result:

@@ -4,7 +4,7 @@ Pick an operation of the catalogue, get a form pre-filled from faker and the out
 it, and follow what happens: the masked request, what was signed, the answer, the order's
 timeline.  Then act as the payer (3-D Secure, hosted pages) or run the next step of the flow on the
 selected order.  Every action is recorded in ``history``; ``export()`` writes it as a Gherkin
-scenario of the certification suite (``toolkit.explorer.export``).
+scenario of the certification suite (``toolkit.exporter.feature``).
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from toolkit.client import LATER_TRANSACTIONS
 from toolkit.errors import ApiError, GatewayError, InvalidRequestError, WaitTimeout
 from toolkit.exchange import Exchange
 from toolkit.explorer import applicable, forms
-from toolkit.explorer.export import export_feature
 from toolkit.explorer.flowsteps import STEPS, StepRunner
 from toolkit.explorer.formstate import FormState
 from toolkit.explorer.history import Action, Result, Tracked
 from toolkit.explorer.payerflow import PayerFlow
 from toolkit.explorer.session import GatewaySession
 from toolkit.explorer.timeline import Event
+from toolkit.exporter.feature import export_feature
 from toolkit.flows import METHOD_INDICATORS, Order
 from toolkit.masking import mask_fields
 from toolkit.models import AsyncResponse, CardRefResponse, FormResponse, Status, StatusResponse

@@ -24,13 +24,13 @@ import ipywidgets as W
 
 from toolkit.errors import GatewayError
 from toolkit.explorer import panel_views as views
-from toolkit.explorer.export import ExportError
 from toolkit.explorer.flowsteps import STEPS
 from toolkit.explorer.forms import FormField
 from toolkit.explorer.model import METHOD_RESULTS, PASSWORDS, ExplorerModel
 from toolkit.explorer.session import GatewaySession
 from toolkit.explorer.timeline import Event
 from toolkit.explorer.views import Note
+from toolkit.exporter.feature import ExportError
 from toolkit.masking import mask_text
 
 NO_OUTCOME = "(the data decides nothing here)"

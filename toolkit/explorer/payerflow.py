@@ -10,23 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
 
 from toolkit.errors import ApiError, GatewayError
+from toolkit.explorer.context import StepContext
 from toolkit.explorer.history import METHOD_LAPSED, PAYER_CHALLENGE, PAYER_HOSTED, PAYER_METHOD, Action, Tracked
 from toolkit.flows import METHOD_WINDOW
 from toolkit.models import FormResponse, StatusResponse
 from toolkit.payer import PASSWORDS, PayerError
 from toolkit.testdata.cards import card_for
 
-if TYPE_CHECKING:
-    from toolkit.explorer.model import ExplorerModel
-
 
 class PayerFlow:
     """Does what the payer must on the selected order; ``run`` returns what happened, in words."""
 
-    def __init__(self, model: ExplorerModel) -> None:
+    def __init__(self, model: StepContext) -> None:
         self.model = model
 
     def _note(self, tracked: Tracked, text: str) -> None:

@@ -24,9 +24,9 @@ from toolkit.display.views import (
 from toolkit.exchange import Exchange
 from toolkit.explorer.timeline import Event
 from toolkit.flows import Order
-from toolkit.htmlforms import Page
 from toolkit.masking import mask_text
 from toolkit.models import Response
+from toolkit.payer.forms import Page
 
 __all__ = [
     "KEY_PLACEHOLDER",

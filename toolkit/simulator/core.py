@@ -10,8 +10,6 @@ Nothing here imports FastAPI or pydantic (``tests/simulator/test_quickstart.py``
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from starlette.datastructures import State
 
 from toolkit.simulator import cards, delivery, faults, followups, payments, payouts, threeds, transfers
@@ -21,14 +19,8 @@ from toolkit.simulator.journal import open_journal
 from toolkit.simulator.pools import Pools
 from toolkit.simulator.scheduler import Scheduler
 from toolkit.simulator.settings import SimulatorSettings, default_settings
+from toolkit.simulator.state import SimulatorState
 from toolkit.simulator.store import Store
-
-
-class HasState(Protocol):
-    """An app with the simulator's ``state`` (the FastAPI app, or the quick start's)."""
-
-    @property
-    def state(self) -> State: ...
 
 
 def build_engine(settings: SimulatorSettings, store: Store, clock: SimClock, scheduler: Scheduler) -> Engine:
@@ -37,17 +29,6 @@ def build_engine(settings: SimulatorSettings, store: Store, clock: SimClock, sch
         module.install(engine)
     clock.on_change(scheduler.wake)
     return engine
-
-
-class SimulatorState(State):
-    """``app.state`` with plain attributes: Starlette's ``State`` finds each through ``__getattr__`` (a Python
-    call), and every gateway request reads several (engine, settings, journal, fault hook...)."""
-
-    def __setattr__(self, key: str, value: object) -> None:
-        object.__setattr__(self, key, value)
-
-    def __delattr__(self, key: str) -> None:
-        object.__delattr__(self, key)
 
 
 def build_state(

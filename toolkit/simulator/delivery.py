@@ -35,7 +35,7 @@ from toolkit.simulator.engine import Engine
 from toolkit.simulator.store import Row, dumps, loads
 
 if TYPE_CHECKING:
-    from toolkit.simulator.core import HasState
+    from toolkit.simulator.state import HasState
 
 log = logging.getLogger("gatekit.simulator")
 

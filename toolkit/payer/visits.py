@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from toolkit.htmlforms import Page
 from toolkit.masking import mask_text
+from toolkit.payer.forms import Page
 
 Party = Literal["gateway", "acs", "merchant"]
 THREE_DS_FORMS = {"challenge-form": "the 3-D Secure challenge", "acs-form": "the 3-D Secure 1.0.2 ACS page"}

@@ -1,10 +1,10 @@
-"""toolkit.htmlforms: what a payer without a browser reads from a page, on small static pages."""
+"""toolkit.payer.forms: what a payer without a browser reads from a page, on small static pages."""
 
 from __future__ import annotations
 
 import pytest
 
-from toolkit.htmlforms import Form, Page
+from toolkit.payer.forms import Form, Page
 
 URL = "https://gateway.example/paynet/form/tok"
 

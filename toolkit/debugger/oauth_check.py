@@ -14,8 +14,8 @@ from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 from cryptography.hazmat.primitives.asymmetric import rsa
 from oauthlib.oauth1.rfc5849 import signature as rfc5849
 
-from toolkit.explorer.diagnosis import Diagnosis, Finding, Pairs, path_id
-from toolkit.explorer.oauth_verify import NOT_OPENED, comparable, other_verifiers, verifier
+from toolkit.debugger.diagnosis import Diagnosis, Finding, Pairs, path_id
+from toolkit.debugger.oauth_verify import NOT_OPENED, comparable, other_verifiers, verifier
 from toolkit.fields import FIELDS
 from toolkit.masking import mask_base_string, mask_value
 from toolkit.operations import AuthScheme, Operation

@@ -102,12 +102,6 @@ class Page:
             redirects,
         )
 
-    def _repr_html_(self) -> str:
-        """In a notebook: what the page shows, its forms (masked) and the page in a sandboxed frame."""
-        from toolkit.display.pages import PageView
-
-        return PageView(self)._repr_html_()
-
     def form(self, form_id: str | None = None) -> Form:
         """The form with this id (or the only/first form); LookupError names what the page has."""
         for form in self.forms:

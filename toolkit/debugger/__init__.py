@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from toolkit.config import GatewayConfig
-from toolkit.explorer.control_check import diagnose_control
-from toolkit.explorer.diagnosis import Diagnosis, Finding, body_pairs
-from toolkit.explorer.oauth_check import diagnose_oauth
+from toolkit.debugger.control_check import diagnose_control
+from toolkit.debugger.diagnosis import Diagnosis, Finding, body_pairs
+from toolkit.debugger.oauth_check import diagnose_oauth
 from toolkit.keys import load_public_key
 from toolkit.masking import Secret
 from toolkit.operations import AuthScheme, Operation, get_operation

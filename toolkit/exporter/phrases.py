@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from toolkit.explorer.gherkin import ExportError, Writer, money
-from toolkit.explorer.history import METHOD_LAPSED, PAYER_CHALLENGE, PAYER_HOSTED, PAYER_METHOD, Action, Tracked
+from toolkit.exporter.gherkin import ExportError, Writer, money
+from toolkit.exporter.records import METHOD_LAPSED, PAYER_CHALLENGE, PAYER_HOSTED, PAYER_METHOD, Action, Tracked
 from toolkit.flows import METHOD_INDICATORS
 from toolkit.models import Status
 from toolkit.testdata.outcomes import amount_for_currency, outcome_for_amount, outcome_for_cvv

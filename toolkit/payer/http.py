@@ -3,7 +3,7 @@
 Follow ``redirect-url`` / ``redirect-to`` / ``html``, fill hosted payment pages, load the
 3-D Secure method URL, answer the challenge, and deliver the CRes / PaRes and the signed
 outcome to where the merchant receives them (its ``redirect_url``).  Pages are read with
-``toolkit.htmlforms``; JavaScript auto-submits are done by hand, as a browser would do them.
+``toolkit.payer.forms``; JavaScript auto-submits are done by hand, as a browser would do them.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from datetime import UTC, datetime, timedelta
 
 import requests
 
-from toolkit.htmlforms import Form, Page
 from toolkit.masking import mask_fields, mask_html, mask_text
 from toolkit.models import StatusResponse
-from toolkit.payer_visits import SUBMITS, Party, Visit, page_orderid, party_of, shows
+from toolkit.payer.forms import Form, Page
+from toolkit.payer.visits import SUBMITS, Party, Visit, page_orderid, party_of, shows
 from toolkit.testdata.cards import Card
 from toolkit.testdata.outcomes import CHALLENGE_PASSWORD
 
@@ -47,7 +47,7 @@ PageObserver = Callable[[Visit], None]
 class Payer:
     """A cardholder's browser without JavaScript; one cookie jar per payer.
 
-    ``history`` holds the pages it was shown; ``visits`` every request it made (``toolkit.payer_visits``),
+    ``history`` holds the pages it was shown; ``visits`` every request it made (``toolkit.payer.visits``),
     masked; ``observers`` see each visit as it is made (the pytest plugin attaches them to the report).
     """
 

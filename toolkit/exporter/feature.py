@@ -1,8 +1,8 @@
 """Export what was done in the explorer as a Gherkin scenario that runs in the certification suite.
 
-Only phrases of ``steps/`` are written (``toolkit.explorer.phrases``), and only where the step does
+Only phrases of ``steps/`` are written (``toolkit.exporter.phrases``), and only where the step does
 what was done: the step fixtures (``card``, ``order``, ``check``, ``card_ref``) are followed as the
-steps set them (``toolkit.explorer.gherkin``), so that every action applies to the order the step
+steps set them (``toolkit.exporter.gherkin``), so that every action applies to the order the step
 will use.  An action no step can express is refused with ``ExportError``, which says which action,
 why, and what the exporter can express.  Messages asserted in Then steps keep only their stable
 words (ids, amounts and balances differ between runs).
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from toolkit.explorer.gherkin import ExportError, Writer, render, stable_text
-from toolkit.explorer.history import METHOD_LAPSED, PAYER_CHALLENGE, PAYER_HOSTED, Action
-from toolkit.explorer.phrases import CONTINUATIONS, EXPRESSIBLE, HANDLERS
+from toolkit.exporter.gherkin import ExportError, Writer, render, stable_text
+from toolkit.exporter.phrases import CONTINUATIONS, EXPRESSIBLE, HANDLERS
+from toolkit.exporter.records import METHOD_LAPSED, PAYER_CHALLENGE, PAYER_HOSTED, Action
 from toolkit.operations import OPERATIONS
 
 FEATURE = "Scenarios recorded in the gatekit explorer"

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from urllib.parse import quote, quote_plus
 
-from toolkit.explorer.diagnosis import Diagnosis, Finding, Pairs, path_id
-from toolkit.explorer.views import KEY_PLACEHOLDER
+from toolkit.debugger.diagnosis import Diagnosis, Finding, Pairs, path_id
+from toolkit.display.views import KEY_PLACEHOLDER
 from toolkit.masking import mask_value
 from toolkit.money import MoneyError, currency_exponent
 from toolkit.operations import ENDPOINT_ID, LOGIN, OPERATIONS, ControlFormula, Operation

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from toolkit.explorer.history import Action, Tracked
+from toolkit.exporter.records import Action, Tracked
 from toolkit.models import Status
 from toolkit.testdata.outcomes import AMOUNT_RULES, CARD_OUTCOMES, CHALLENGE_FAILED, GENERIC_DECLINE
 

@@ -21,8 +21,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
-from toolkit.explorer.diagnosis import Finding
-from toolkit.explorer.views import KEY_PLACEHOLDER as KEY
+from toolkit.debugger.diagnosis import Finding
+from toolkit.display.views import KEY_PLACEHOLDER as KEY
 from toolkit.operations import AuthScheme
 from toolkit.signing import verify_hmac_sha1, verify_rsa_sha256
 

@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from toolkit.explorer.views import Note, esc, page, section, table
+from toolkit.display.html import esc, page, section, table
+from toolkit.display.views import Note
 from toolkit.masking import mask_text
 from toolkit.wire import decode_form
 

@@ -1,0 +1,133 @@
+"""The package's layout: no import cycle among ``toolkit`` modules, lazy and type-checking imports included.
+
+Every ``import`` and ``from ... import`` of a module counts, wherever it is written (at the top, inside a
+function, under ``if TYPE_CHECKING``), and so does the package ``__init__`` that Python runs first
+(``toolkit.explorer.history`` runs ``toolkit.explorer``).  Dependencies point one way: a displayed object
+does not import its display, a widget's steps do not import the model that calls them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "toolkit"
+
+
+def module_names() -> dict[str, Path]:
+    """``toolkit.x.y`` -> its file, for every module of the package (the shipped suite's steps aside)."""
+    names = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if "suite" in parts:
+            continue
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        names[name] = path
+    return names
+
+
+def _imported(node: ast.Import | ast.ImportFrom, current: str, is_package: bool) -> list[str]:
+    """The dotted names an import statement may load: modules, or module.attribute for ``from`` imports."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:
+        package = current.split(".") if is_package else current.split(".")[:-1]
+        package = package[: len(package) - (node.level - 1)]
+        base = ".".join([*package, *([base] if base else [])])
+    return [base, *(f"{base}.{alias.name}" for alias in node.names)]
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """module -> the toolkit modules it imports, with the packages whose ``__init__`` runs first."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for name, path in modules.items():
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            for target in _imported(node, name, is_package):
+                while target and target not in modules:  # an attribute of a module: the module
+                    target = target.rpartition(".")[0]
+                parents = target.split(".")
+                for depth in range(2, len(parents) + 1):  # toolkit.a.b runs toolkit.a's __init__ first
+                    loaded = ".".join(parents[:depth])
+                    if loaded in modules and loaded != name and not name.startswith(loaded + "."):
+                        graph[name].add(loaded)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]], nodes: list[str]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycle_among_toolkit_modules() -> None:
+    modules = module_names()
+    found = cycles(import_graph(modules), sorted(modules))
+    assert not found, "import cycles:\n" + "\n".join(" <-> ".join(component) for component in found)
+
+
+@pytest.mark.parametrize(
+    ("source", "cycle"),
+    [
+        ({"a": "from toolkit.b import x", "b": "def f():\n    from toolkit.a import y"}, ["toolkit.a", "toolkit.b"]),
+        ({"a": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import toolkit.b", "b": "import toolkit.a"},
+         ["toolkit.a", "toolkit.b"]),
+        ({"p/__init__": "from toolkit.p.n import x", "p/m": "", "q": "from toolkit.p.m import x",
+          "p/n": "from toolkit.q import y"}, ["toolkit.p", "toolkit.p.n", "toolkit.q"]),
+        ({"a": "from . import b", "b": "from .a import x"}, ["toolkit.a", "toolkit.b"]),
+    ],
+    ids=["lazy import", "type-checking import", "a package's __init__", "relative imports"],
+)  # fmt: skip
+def test_the_check_finds_each_kind_of_cycle(tmp_path: Path, source: dict[str, str], cycle: list[str]) -> None:
+    package = tmp_path / "toolkit"
+    for name, text in {"__init__": "", **source}.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / f"{name}.py").write_text(text + "\n")
+    modules = {}
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(tmp_path).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    assert cycles(import_graph(modules), sorted(modules)) == [cycle]
