@@ -42,7 +42,7 @@ def test_forms_with_their_named_fields_and_resolved_actions(page: Page) -> None:
         "payment-form",
         "https://gateway.example/paynet/form/tok/pay",
         "post",
-        {"credit_card_number": "", "expire_month": "13", "expire_year": "", "note": ""},
+        {"credit_card_number": "", "expire_month": "13", "expire_year": "2099", "note": ""},  # a select: its option
     )
     assert page.form("search") == Form("search", URL, "get", {"q": "x"})  # no action: the page itself
     assert page.form() is page.forms[0]

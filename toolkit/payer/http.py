@@ -1,9 +1,11 @@
 """The payer's side over plain HTTP: what a cardholder's browser does in the gateway's flows.
 
-Follow ``redirect-url`` / ``redirect-to`` / ``html``, fill hosted payment pages, load the
-3-D Secure method URL, answer the challenge, and deliver the CRes / PaRes and the signed
-outcome to where the merchant receives them (its ``redirect_url``).  Pages are read with
-``toolkit.payer.forms``; JavaScript auto-submits are done by hand, as a browser would do them.
+Follow ``redirect-url`` / ``redirect-to`` / ``html``, fill hosted payment pages, load the 3-D Secure method
+URL, answer the challenge, and deliver the CRes / PaRes and the signed outcome to where the merchant receives
+them (its ``redirect_url``).  Pages are read as a person reads them (``toolkit.payer.reading``): the payer
+needs no ids of the simulator's own, so it finds its way on a sandbox's pages too.  What a page's scripts
+would do by themselves (an ``onload`` or script ``submit()``, a meta refresh) is done as a browser does it,
+except the last step back to the merchant, which ``return_to_merchant`` takes.
 """
 
 from __future__ import annotations
@@ -17,24 +19,38 @@ import requests
 
 from toolkit.masking import mask_fields, mask_html, mask_text
 from toolkit.models import StatusResponse
+from toolkit.payer import reading
 from toolkit.payer.forms import Form, Page
-from toolkit.payer.visits import SUBMITS, Party, Visit, page_orderid, party_of, shows
+from toolkit.payer.reading import DEFAULT_SETTINGS, WRONG_PASSWORD, NotFound, PayerSettings
+from toolkit.payer.visits import Party, Visit, page_orderid, party_of, shows, submit_step
 from toolkit.testdata.cards import Card
 from toolkit.testdata.outcomes import CHALLENGE_PASSWORD
 
-MERCHANT_REDIRECT_FORM = "merchant-redirect"
-CHALLENGE_FORMS = ("challenge-form", "acs-form")  # the ACS page: 3-D Secure 2.x challenge, 1.0.2
-WRONG_PASSWORD = "not-the-password"
-PASSWORDS = {"right": CHALLENGE_PASSWORD, "wrong": WRONG_PASSWORD}  # what the payer types on the ACS page
+MERCHANT_REDIRECT_FORM = "merchant-redirect"  # the simulator's own id of it (the payer finds it without)
+PASSWORDS = {"right": CHALLENGE_PASSWORD, "wrong": WRONG_PASSWORD}  # the outcome table's (a profile may say others)
+# The fields of a card as the payer's calls name them (``credit_card_number=...`` overrides) -> Card's attributes.
+CARD_FIELDS = {
+    "credit_card_number": "number",
+    "expire_month": "expire_month",
+    "expire_year": "expire_year",
+    "cvv2": "cvv2",
+    "card_printed_name": "holder",
+}
+MAX_AUTOMATIC_STEPS = 8  # self-submitting pages and refreshes followed in a row before the payer gives up
 
 
 class PayerError(RuntimeError):
-    """The page did not offer what the payer expected; the message says what it showed."""
+    """The page did not offer what the payer expected; the message says what it looked for and what the page
+    showed (its forms and inputs, masked).  ``page`` is that page."""
+
+    def __init__(self, message: str, page: Page | None = None) -> None:
+        super().__init__(mask_text(message))
+        self.page = page
 
 
 @dataclass(frozen=True)
 class Delivered:
-    """What the payer's browser POSTed to the merchant: the fields and the merchant's answer."""
+    """What the payer's browser sent to the merchant: the fields and the merchant's answer."""
 
     url: str
     fields: dict[str, str]
@@ -42,17 +58,28 @@ class Delivered:
 
 
 PageObserver = Callable[[Visit], None]
+LostObserver = Callable[[Page, str], None]  # the page the payer could not read, and why
 
 
 class Payer:
-    """A cardholder's browser without JavaScript; one cookie jar per payer.
+    """A cardholder's browser without JavaScript of its own; one cookie jar per payer.
 
     ``history`` holds the pages it was shown; ``visits`` every request it made (``toolkit.payer.visits``),
-    masked; ``observers`` see each visit as it is made (the pytest plugin attaches them to the report).
+    masked; ``observers`` see each visit as it is made (the pytest plugin attaches them to the report), and
+    ``lost_observers`` the page it could not find its way on.  ``settings`` are the profile's
+    ``[profiles.NAME.payer]``; ``merchant_urls`` where the merchant receives the payer (its ``redirect_url``),
+    which tells the way back from the other pages that submit themselves.
     """
 
     def __init__(
-        self, *, session: requests.Session | None = None, timeout: float = 10.0, observers: Sequence[PageObserver] = ()
+        self,
+        *,
+        session: requests.Session | None = None,
+        timeout: float = 10.0,
+        observers: Sequence[PageObserver] = (),
+        settings: PayerSettings = DEFAULT_SETTINGS,
+        merchant_urls: Sequence[str] = (),
+        lost_observers: Sequence[LostObserver] = (),
     ) -> None:
         self.session = session or requests.Session()
         self.session.headers["User-Agent"] = "gatekit-payer (a test browser without JavaScript)"
@@ -60,6 +87,11 @@ class Payer:
         self.history: list[Page] = []
         self.visits: list[Visit] = []
         self.observers = list(observers)
+        self.settings = settings
+        self.merchant_urls = list(merchant_urls)
+        self.lost_observers = list(lost_observers)
+
+    # --- requests -----------------------------------------------------------------------------------
 
     @staticmethod
     def _timed(
@@ -94,34 +126,88 @@ class Payer:
         response, visit = sent
         page = Page.parse(response.url, response.status_code, response.text, redirects=visit.redirects)
         self.history.append(page)
-        self._record(replace(visit, to=to or party_of(page), shows=shows(page), orderid=page_orderid(page)))
+        shown = shows(page, self.settings, self.merchant_urls)
+        self._record(replace(visit, to=to or party_of(page, self.settings), shows=shown, orderid=page_orderid(page)))
         return page
 
     def open(self, url: str, step: str = "open the page", to: Party | None = None) -> Page:
         """GET a page (redirects followed); ``step`` and ``to`` describe the visit (``to``: read from the page)."""
         return self._page(self._timed("GET", url, step, lambda: self.session.get(url, timeout=self.timeout)), to)
 
-    def submit(self, form: Form, values: Mapping[str, str] | None = None) -> Page:
+    def submit(self, form: Form, values: Mapping[str, str] | None = None, step: str | None = None) -> Page:
         """Submit a form with its current values overridden by ``values``."""
         data = {**form.fields, **(values or {})}
-        step, to = SUBMITS.get(form.id, (f"submit {form.id or 'the form'}", None))
+        described, to = submit_step(form, self.settings, self.merchant_urls)
         if form.method == "post":
             send = lambda: self.session.post(form.action, data=data, timeout=self.timeout)  # noqa: E731
         else:
             send = lambda: self.session.get(form.action, params=data, timeout=self.timeout)  # noqa: E731
-        return self._page(self._timed(form.method, form.action, step, send, data), to)
+        return self._page(self._timed(form.method, form.action, step or described, send, data), to)
+
+    def lost(self, looked: NotFound | str, page: Page) -> PayerError:
+        """The payer cannot find its way on ``page``: tell the observers (the report attaches the page) and
+        return the PayerError to raise, which says what was looked for and what the page has."""
+        message = str(looked) if isinstance(looked, NotFound) else f"{looked}; {reading.describe(page)}"
+        for observer in self.lost_observers:
+            observer(page, message)
+        return PayerError(message, page)
+
+    # --- pages that move on by themselves -------------------------------------------------------------
+
+    def settle(self, page: Page) -> Page:
+        """Do what the page does by itself, as a browser would, until it shows something to act on: submit a
+        form its scripts submit, follow a meta refresh; never the way back to the merchant (the caller's step).
+        """
+        for _ in range(MAX_AUTOMATIC_STEPS):
+            auto = reading.self_submitting(page)
+            if auto is not None and not self._goes_back(page, auto) and not self._to_act_on(page):
+                page = self.submit(auto, step="the page submits itself")
+                continue
+            refresh = reading.refreshes_to(page)
+            if refresh is not None and auto is None and not self._to_act_on(page):
+                page = self.open(refresh, "the page refreshes itself")
+                continue
+            return page
+        raise self.lost(f"the page kept moving on by itself ({MAX_AUTOMATIC_STEPS} steps)", page)
+
+    def _goes_back(self, page: Page, form: Form) -> bool:
+        """The form takes the payer back to the merchant: it goes to a merchant address, or carries the outcome."""
+        if self.merchant_urls:
+            return reading.goes_to(form.action, self.merchant_urls)
+        names = {name.lower() for name in form.fields}
+        return bool({"cres", "pares"} & names) or {"status", "orderid"} <= names or "control" in names
+
+    def _to_act_on(self, page: Page) -> bool:
+        """A page that waits for the payer: a payment form or a challenge (its script only helps, if at all)."""
+        return reading.is_payment_page(page, self.settings) or (
+            reading.shows_challenge(page, self.settings) and reading.self_submitting(page) is None
+        )
+
+    def _frames(self, page: Page, wanted: Callable[[Page], bool]) -> Page:
+        """``page``, or the first of its frames that shows what is ``wanted`` (a payment form in an iframe)."""
+        if wanted(page):
+            return page
+        for src in page.iframes:
+            inner = self.settle(self.open(src, "open the page's frame"))
+            if wanted(inner):
+                return inner
+        return page
 
     # --- the steps of the flows ------------------------------------------------------------------
 
     def follow(self, status: StatusResponse) -> Page:
-        """Do what a processing status asks: go to ``redirect-to``, or render ``html`` (auto-submit it)."""
+        """Do what a processing status asks: go to ``redirect-to``, or render ``html`` (its frame, or its form
+        submitted as its script would)."""
         if status.redirect_to:
-            return self.open(status.redirect_to, "follow redirect-to")
+            return self.settle(self.open(status.redirect_to, "follow redirect-to"))
         if status.html:
             page = self.html_page(status)
+            auto = reading.self_submitting(page) or (page.forms[0] if page.forms else None)
+            if auto is not None:
+                return self.settle(self.submit(auto, step="submit the form of the status html"))
             if page.iframes:
                 return self.open(page.iframes[0], "load the frame of the status html")
-            return self.submit(page.form())
+            raise self.lost("the status html has neither a form nor a frame", page)
         raise PayerError(f"status {status.status} of order {status.orderid} asks nothing of the payer")
 
     def html_page(self, status: StatusResponse) -> Page:
@@ -129,56 +215,91 @@ class Payer:
         return Page.parse(status.redirect_to or "about:blank", 200, status.html)
 
     def load_method_url(self, status: StatusResponse) -> Page:
-        """The browser loads the 3-D Secure method URL in its hidden frame (fingerprinting)."""
+        """The browser loads the 3-D Secure method URL in its hidden frame (fingerprinting): the frame's ``src``,
+        or the form the html posts into a frame (``threeDSMethodData``)."""
         page = self.html_page(status)
-        if not page.iframes:
+        into_frame = next((form for form in page.forms if form.target and form.target in page.frames), None)
+        if into_frame is not None:
+            loaded = self.submit(into_frame, step="load the 3-D Secure method URL")
+        elif page.iframes:
+            loaded = self.open(page.iframes[0], "load the 3-D Secure method URL", "acs")
+        elif status.get("three-ds-method-url"):
+            loaded = self.open(status.get("three-ds-method-url"), "load the 3-D Secure method URL", "acs")
+        else:
             raise PayerError(f"status of order {status.orderid} carries no 3-D Secure method frame")
-        loaded = self.open(page.iframes[0], "load the 3-D Secure method URL", "acs")
         if loaded.status_code >= 400:
-            raise PayerError(f"the 3-D Secure method URL {loaded.url} answered HTTP {loaded.status_code}")
+            raise PayerError(f"the 3-D Secure method URL {loaded.url} answered HTTP {loaded.status_code}", loaded)
         return loaded
 
     def fill_payment_page(self, page: Page, card: Card, **overrides: str) -> Page:
-        """Enter a card on a hosted payment page and press pay."""
-        form = page.form("payment-form")
-        entries = {name: value for name, value in card.fields().items() if name in form.fields}
-        return self.submit(form, {**entries, **overrides})
+        """Enter a card on a hosted payment page (in a frame of it too) and press pay; the page that follows.
+
+        ``overrides`` change what is typed, by the card's field names (``credit_card_number=...``)."""
+        page = self._frames(page, lambda shown: reading.is_payment_page(shown, self.settings))
+        try:
+            form = reading.payment_form(page, self.settings)
+            typed = replace(card, **{CARD_FIELDS[name]: value for name, value in overrides.items()})
+            entries = reading.card_entries(form, typed)
+        except NotFound as exc:
+            raise self.lost(exc, page) from None
+        button = reading.submit_button(form)
+        return self.settle(self.submit(form, reading.submission(form, entries, button)))
 
     def enter_card(self, url: str, card: Card) -> Page:
         """Open the hosted payment page, enter the card and press pay; PayerError if the page refuses it."""
-        page = self.fill_payment_page(self.open(url, "open the hosted payment page", "gateway"), card)
-        if page.field_errors():
-            raise PayerError(f"the payment page refused the card: {page.field_errors()}")
+        page = self.fill_payment_page(self.settle(self.open(url, "open the hosted payment page", "gateway")), card)
+        if reading.is_payment_page(page, self.settings):
+            errors = page.field_errors() or reading.error_texts(page)
+            raise PayerError(f"the payment page refused the card: {errors or page.visible_text()[:300]}", page)
         return page
 
-    @staticmethod
-    def shows_challenge(page: Page) -> bool:
-        """Whether the page is the issuer's 3-D Secure page (2.x challenge or 1.0.2) awaiting a password."""
-        return any(form.id in CHALLENGE_FORMS for form in page.forms)
+    def shows_challenge(self, page: Page) -> bool:
+        """Whether the page is the issuer's 3-D Secure page (2.x challenge or 1.0.2) awaiting the payer."""
+        return not reading.returns_to_merchant(page, self.merchant_urls) and reading.shows_challenge(
+            page, self.settings
+        )
 
-    def answer_challenge(self, page: Page, password: str = CHALLENGE_PASSWORD) -> Page:
-        """Type the password on the ACS page (3-D Secure 2.x challenge or 1.0.2) and submit."""
-        for form_id in CHALLENGE_FORMS:
-            if any(form.id == form_id for form in page.forms):
-                return self.submit(page.form(form_id), {"password": password})
-        raise PayerError(f"{page.url} shows no 3-D Secure challenge (HTTP {page.status_code})")
+    def answer_challenge(self, page: Page, password: str | None = None) -> Page:
+        """Answer the ACS page (3-D Secure 2.x challenge or 1.0.2): type the password or code (default: the
+        profile's ``challenge_password``) and press its approve button; another password fails it (on a page
+        without a password input, its decline button)."""
+        password = self.settings.challenge_password if password is None else password
+        try:
+            form = reading.challenge_form(page, self.settings)
+            failing = password != self.settings.challenge_password
+            entries, button = reading.challenge_answer(form, password, failing=failing, settings=self.settings)
+        except NotFound as exc:
+            raise self.lost(exc, page) from None
+        return self.settle(self.submit(form, reading.submission(form, entries, button)))
 
     def redirect_fields(self, page: Page) -> dict[str, str]:
-        """The fields the page would POST back to the merchant (``merchant-redirect`` form)."""
-        return dict(page.form(MERCHANT_REDIRECT_FORM).fields)
+        """The fields the page would send back to the merchant (the form that goes to the merchant)."""
+        try:
+            return dict(reading.merchant_form(page, self.merchant_urls).fields)
+        except NotFound as exc:
+            raise self.lost(exc, page) from None
 
     def return_to_merchant(self, page: Page) -> Delivered:
-        """Do the page's auto-submit: POST the signed outcome (and CRes/PaRes) to the merchant."""
-        form = page.form(MERCHANT_REDIRECT_FORM)
-        send = lambda: self.session.post(form.action, data=form.fields, timeout=self.timeout)  # noqa: E731
-        fields = form.fields
-        response, visit = self._timed("POST", form.action, "go back to the merchant", send, fields)
+        """Do the page's last step: send the signed outcome (and the CRes / PaRes) to the merchant."""
+        try:
+            form = reading.merchant_form(page, self.merchant_urls)
+        except NotFound as exc:
+            raise self.lost(exc, page) from None
+        fields = dict(form.fields)
+        if form.method == "post":
+            send = lambda: self.session.post(form.action, data=fields, timeout=self.timeout)  # noqa: E731
+        else:
+            send = lambda: self.session.get(form.action, params=fields, timeout=self.timeout)  # noqa: E731
+        response, visit = self._timed(form.method, form.action, "go back to the merchant", send, fields)
         self._record(replace(visit, shows=fields.get("status", ""), orderid=fields.get("orderid", "")))
-        return Delivered(form.action, dict(form.fields), response.status_code)
+        return Delivered(form.action, fields, response.status_code)
 
-    def pay_on_hosted_page(self, url: str, card: Card, password: str = CHALLENGE_PASSWORD) -> Delivered:
+    def pay_on_hosted_page(self, url: str, card: Card, password: str | None = None) -> Delivered:
         """The whole hosted-page journey: fill the card, pass 3-D Secure if asked, return to the merchant."""
         page = self.enter_card(url, card)
         if self.shows_challenge(page):
             page = self.answer_challenge(page, password)
         return self.return_to_merchant(page)
+
+
+__all__ = ["MERCHANT_REDIRECT_FORM", "PASSWORDS", "Delivered", "Payer", "PayerError", "PayerSettings"]

@@ -10,21 +10,19 @@ itself.  Card data never reaches a visit: URLs, fields and the page are masked w
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
 from toolkit.masking import mask_text
-from toolkit.payer.forms import Page
+from toolkit.payer import reading
+from toolkit.payer.forms import Form, Page
+from toolkit.payer.reading import DEFAULT_SETTINGS, PayerSettings
 
 Party = Literal["gateway", "acs", "merchant"]
-THREE_DS_FORMS = {"challenge-form": "the 3-D Secure challenge", "acs-form": "the 3-D Secure 1.0.2 ACS page"}
-SUBMITS: dict[str, tuple[str, Party | None]] = {
-    "payment-form": ("pay on the hosted page", "gateway"),
-    "challenge-form": ("answer the 3-D Secure challenge", "acs"),
-    "acs-form": ("answer the 3-D Secure 1.0.2 ACS page", "acs"),
-}
 _ORDER_IN_TEXT = re.compile(r"\border (\d+)")
+_ORDER_FIELDS = ("orderid", "order_id", "orderId", "MD", "md")
 
 
 @dataclass(frozen=True)
@@ -54,40 +52,66 @@ class Visit:
         return f"{self.step}: {status}" + (f", {self.shows}" if self.shows else "")
 
 
-def shows(page: Page) -> str:
-    """What a page shows the payer, in a few words (the simulator's stable element ids)."""
-    ids = {form.id for form in page.forms}
-    for form_id, words in THREE_DS_FORMS.items():
-        if form_id in ids:
-            return words
-    if "merchant-redirect" in ids:
-        return f"the redirect to the merchant ({page.text('outcome-status') or '?'})"
-    if "payment-form" in ids:
-        errors = page.field_errors()
+def shows(page: Page, settings: PayerSettings = DEFAULT_SETTINGS, merchant_urls: Sequence[str] = ()) -> str:
+    """What a page shows the payer, in a few words, read as a person would (no ids needed)."""
+    if reading.returns_to_merchant(page, merchant_urls) and not reading.is_payment_page(page, settings):
+        fields = reading.merchant_form(page, merchant_urls).fields
+        status = (
+            fields.get("status") or page.text("outcome-status") or ("3-D Secure result" if _has_result(fields) else "")
+        )
+        return f"the redirect to the merchant ({status or '?'})"
+    if reading.is_payment_page(page, settings):
+        errors = page.field_errors() or reading.error_texts(page)
         return f"field errors: {', '.join(sorted(errors))}" if errors else "the hosted payment page"
-    if page.has("threeds-method-done"):
+    if reading.shows_challenge(page, settings):
+        form = reading.challenge_form(page, settings)
+        pares = (
+            any(name.lower() in ("pareq", "md", "termurl") for name in form.fields) or "1.0.2" in page.visible_text()
+        )
+        return "the 3-D Secure 1.0.2 ACS page" if pares else "the 3-D Secure challenge"
+    if page.has("threeds-method-done") or "method" in page.title.lower():
         return "the method step done"
-    if page.has("page-error"):
-        return mask_text(f"an error: {page.text('page-error-message')}")
+    if page.status_code >= 400 or page.has("page-error"):
+        return mask_text(f"an error: {page.text('page-error-message') or page.title or page.status_code}")
     if page.has("outcome-status"):
         return f"the result ({page.text('outcome-status')})"
-    return ""
+    return mask_text(page.title)
+
+
+def _has_result(fields: dict[str, str]) -> bool:
+    return any(name.lower() in ("cres", "pares") for name in fields)
 
 
 def page_orderid(page: Page) -> str:
-    """The order a page belongs to: its summary, its redirect form, or the method page's text."""
+    """The order a page belongs to: its summary, a form's order field, or the text of the page."""
     if page.text("orderid"):
         return page.text("orderid")
     for form in page.forms:
-        if form.id == "merchant-redirect" and form.fields.get("orderid"):
-            return form.fields["orderid"]
-    found = _ORDER_IN_TEXT.search(page.text("threeds-method-done"))
+        for name in _ORDER_FIELDS:
+            if form.fields.get(name, "").isdigit():
+                return form.fields[name]
+    found = _ORDER_IN_TEXT.search(page.text("threeds-method-done") or page.visible_text())
     return found.group(1) if found else ""
 
 
-def party_of(page: Page) -> Party:
-    """Who served what the payer opened: the ACS when it shows a 3-D Secure page, else the gateway."""
-    return "acs" if {form.id for form in page.forms} & set(THREE_DS_FORMS) else "gateway"
+def party_of(page: Page, settings: PayerSettings = DEFAULT_SETTINGS) -> Party:
+    """Who served what the payer opened: the ACS when it shows a 3-D Secure challenge, else the gateway."""
+    return (
+        "acs" if reading.shows_challenge(page, settings) and not reading.is_payment_page(page, settings) else "gateway"
+    )
+
+
+def submit_step(
+    form: Form, settings: PayerSettings = DEFAULT_SETTINGS, merchant_urls: Sequence[str] = ()
+) -> tuple[str, Party | None]:
+    """What submitting ``form`` is, in words, and where it goes (None: read from the answer)."""
+    if reading.card_number_control(form) is not None:
+        return "pay on the hosted page", "gateway"
+    if merchant_urls and reading.goes_to(form.action, merchant_urls):
+        return "go back to the merchant", "merchant"
+    if reading.secret_control(form) is not None or form.buttons:
+        return "answer the 3-D Secure challenge", "acs"
+    return f"submit {form.id or 'the form'}", None
 
 
 def masked_url(url: str) -> str:
