@@ -27,7 +27,7 @@ from toolkit.errors import ApiError, AuthenticationError, ValidationError
 from toolkit.exchange import Exchange
 from toolkit.flows import Merchant, Order
 from toolkit.models import CardRefResponse, Status, StatusResponse
-from toolkit.payer import PASSWORDS, Payer
+from toolkit.payer import Payer
 from toolkit.payer.browser import BrowserPayer
 from toolkit.testdata.cards import Card, card_for, three_ds_v1_card
 
@@ -155,7 +155,7 @@ def send_sale(merchant: Merchant, card: Card, amount: Decimal, currency: str) ->
 def answer_challenge(merchant: Merchant, payer: Payer, order: Order, which: str) -> None:
     """API flows: the payer follows the status to the ACS; hosted pages: the ACS page is already open."""
     page = payer.history[-1] if order.redirect_url else payer.follow(merchant.payer_step(order))
-    payer.return_to_merchant(payer.answer_challenge(page, PASSWORDS[which]))
+    payer.return_to_merchant(payer.answer_challenge(page, payer.settings.password(which)))
 
 
 @given(money("the merchant has captured {amount:Money} EUR"))
@@ -230,7 +230,7 @@ def answer_challenge_in_browser(merchant: Merchant, browser_payer: BrowserPayer,
         status = merchant.payer_step(order)
         assert status.redirect_to, f"{order}: the status sends the payer nowhere: {status.raw}"
         browser_payer.open(status.redirect_to)
-    browser_payer.answer_challenge(PASSWORDS[which])
+    browser_payer.answer_challenge(browser_payer.settings.password(which))
 
 
 @when(parsers.parse("{amount:d} seconds pass on the gateway's clock"))

@@ -15,6 +15,10 @@ polling schedule).  Named profiles come from a TOML file (``gatekit.toml``, or t
     callback_url = "https://hooks.acme.example/gateway"   # where the gateway can reach our receiver
     poll = { intervals = [3, 3, 5], deadline = 600 }
 
+    [profiles.acme-sandbox.payer]              # what the payer cannot read from the sandbox's pages
+    challenge_password = "123456"
+    approve_button = "form#acsForm button[name=approve]"
+
     [profiles.fast]
     base = "simulator"
     simulator = { latency = 0 }                # the embedded simulator's [simulator] settings
@@ -211,6 +215,7 @@ def load_profiles(path: Path | None) -> dict[str, dict[str, Any]]:
 
 
 SIMULATOR_TABLE = "simulator"  # [profiles.NAME.simulator]: the embedded simulator's [simulator] settings
+PAYER_TABLE = "payer"  # [profiles.NAME.payer]: what the payer cannot read from the gateway's pages
 
 
 def _profile_table(profile: str | None, file: Path | None, env: Mapping[str, str]) -> tuple[str, str, dict[str, Any]]:
@@ -241,6 +246,19 @@ def simulator_settings(
     return dict(_profile_table(profile, file, env)[2].get(SIMULATOR_TABLE, {}))
 
 
+def payer_settings(
+    profile: str | None = None, *, env: Mapping[str, str] | None = None, file: Path | None = None
+) -> dict[str, Any]:
+    """The ``[profiles.NAME.payer]`` table of a profile, as written (``toolkit.payer.PayerSettings`` takes it:
+    the challenge password or code, selectors for the payment form, the challenge and the approve button)."""
+    env = os.environ if env is None else env
+    name, _, raw = _profile_table(profile, file, env)
+    table = raw.get(PAYER_TABLE, {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"profile {name}: payer must be a table ([profiles.{name}.payer])")
+    return dict(table)
+
+
 def load_config(
     profile: str | None = None,
     *,
@@ -255,6 +273,7 @@ def load_config(
     env = os.environ if env is None else env
     name, base, raw = _profile_table(profile, file, env)
     raw.pop(SIMULATOR_TABLE, None)  # the embedded simulator's settings: ``simulator_settings``
+    raw.pop(PAYER_TABLE, None)  # the payer's: ``payer_settings``
     from_env = {setting: env[var] for setting, var in ENV_VARS.items() if env.get(var)}
     given = {setting: value for setting, value in overrides.items() if value is not None}
     settings = {**_file_settings(name, raw, env), **from_env, **given}

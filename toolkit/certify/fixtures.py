@@ -114,18 +114,25 @@ def merchant(gateway_client: GatewayClient, gateway_target: GatewayTarget) -> Me
 
 
 @pytest.fixture
-def payer() -> Iterator[Payer]:
-    """Every request of the payer's browser goes to Allure as a masked step."""
+def payer(gateway_target: GatewayTarget) -> Iterator[Payer]:
+    """Every request of the payer's browser goes to Allure as a masked step, and a page it cannot read too.
+
+    It reads the profile's ``[profiles.NAME.payer]`` and knows where the merchant receives it (the receiver)."""
     from toolkit.certify import reporting
     from toolkit.payer import Payer
 
-    browser = Payer(observers=[reporting.attach_page_visit])
+    browser = Payer(
+        observers=[reporting.attach_page_visit],
+        settings=gateway_target.payer,
+        merchant_urls=[gateway_target.receiver.redirect_url],
+        lost_observers=[reporting.attach_lost_page],
+    )
     yield browser
     browser.session.close()
 
 
 @pytest.fixture
-def browser_payer() -> Iterator[BrowserPayer]:
+def browser_payer(gateway_target: GatewayTarget) -> Iterator[BrowserPayer]:
     """A fresh headless Chromium per test; needs ``pip install 'gatekit[browser]'`` and Chromium.
 
     Each page it reaches is screenshot into the Allure step (before the payer types anything).
@@ -137,5 +144,10 @@ def browser_payer() -> Iterator[BrowserPayer]:
     from toolkit.certify import reporting
     from toolkit.payer.browser import BrowserPayer
 
-    with BrowserPayer(observers=[reporting.attach_screenshot]) as browser:
+    with BrowserPayer(
+        observers=[reporting.attach_screenshot],
+        settings=gateway_target.payer,
+        merchant_urls=[gateway_target.receiver.redirect_url],
+        lost_observers=[reporting.attach_lost_page],
+    ) as browser:
         yield browser

@@ -28,7 +28,8 @@ from toolkit._version import __version__
 from toolkit.callbacks import Received
 from toolkit.certify import categories
 from toolkit.exchange import Exchange
-from toolkit.masking import mask_text
+from toolkit.masking import mask_html, mask_text
+from toolkit.payer.forms import Page
 from toolkit.payer.visits import Visit as PageVisit
 from toolkit.waiting import PollAttempt
 
@@ -108,6 +109,13 @@ def attach_page_visit(visit: PageVisit) -> None:
         hops = f"\n(redirected {', '.join(map(str, visit.redirects))} to {visit.final_url})" if visit.redirects else ""
         allure.attach(f"{visit.method} {visit.url}{hops}\n\n{sent}".rstrip(), "payer's request (masked)", TEXT)
         allure.attach(visit.body, "page (HTML, masked)", TEXT)
+
+
+def attach_lost_page(page: Page, message: str) -> None:
+    """The page the payer could not find its way on: why, and the page itself (HTML, masked)."""
+    with allure.step(f"Payer could not find its way on {mask_text(page.url)}"):
+        allure.attach(mask_text(message), "what the payer looked for, and what the page has", TEXT)
+        allure.attach(mask_html(page.html), "the page the payer could not read (HTML, masked)", TEXT)
 
 
 def attach_screenshot(what: str, png: bytes) -> None:

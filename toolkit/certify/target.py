@@ -17,6 +17,7 @@ from toolkit import demo
 if TYPE_CHECKING:  # the simulator (FastAPI) and the receiver are imported when a target starts, not with the plugin
     from toolkit.callbacks import CallbackReceiver
     from toolkit.config import GatewayConfig
+    from toolkit.payer.reading import PayerSettings
     from toolkit.simcontrol import SimulatorControl
     from toolkit.simulator.server import SimulatorServer
     from toolkit.simulator.settings import SimulatorSettings
@@ -52,6 +53,14 @@ class GatewayTarget:
     receiver: CallbackReceiver
     server: SimulatorServer | None = None
     _control: SimulatorControl | None = field(default=None, repr=False)
+    payer_settings: PayerSettings | None = field(default=None, repr=False)
+
+    @property
+    def payer(self) -> PayerSettings:
+        """What the profile tells the payer (``[profiles.NAME.payer]``); the defaults without it."""
+        from toolkit.payer.reading import PayerSettings
+
+        return self.payer_settings or PayerSettings()
 
     @property
     def latency(self) -> float:
@@ -105,8 +114,30 @@ def start_target(profile: str | None, *, config_file: Path | None = None, lenien
     else:
         config = base
     port = int(os.environ.get("GATEKIT_CALLBACK_PORT", "0")) if server is None else 0
+    payer = load_payer_settings(profile, config_file=config_file)
     receiver = CallbackReceiver(config.control_key, port=port).start()
-    return GatewayTarget(profile=base.profile, config=config, receiver=receiver, server=server)
+    return GatewayTarget(profile=base.profile, config=config, receiver=receiver, server=server, payer_settings=payer)
+
+
+def load_payer_settings(profile: str | None, *, config_file: Path | None = None) -> PayerSettings:
+    """``[profiles.NAME.payer]`` as ``PayerSettings``; ConfigError naming an unknown setting or a bad selector."""
+    from toolkit.config import ConfigError, payer_settings
+    from toolkit.payer.reading import PayerSettings
+    from toolkit.payer.selectors import SelectorError
+
+    name = profile or os.environ.get("GATEKIT_PROFILE") or "simulator"
+    table = payer_settings(profile, file=config_file)
+    known = tuple(PayerSettings.__dataclass_fields__)
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise ConfigError(f"profile {name}: [profiles.{name}.payer]: unknown settings {', '.join(unknown)}; known: "
+                          f"{', '.join(known)}")  # fmt: skip
+    if not all(isinstance(value, str) for value in table.values()):
+        raise ConfigError(f"profile {name}: [profiles.{name}.payer]: every setting is a string")
+    try:
+        return PayerSettings(**table)
+    except SelectorError as exc:
+        raise ConfigError(f"profile {name}: [profiles.{name}.payer]: {exc}") from None
 
 
 def embedded_settings(
@@ -131,6 +162,7 @@ def target_note(profile: str | None, *, config_file: Path | None = None) -> str:
     from toolkit.config import load_config
 
     config = load_config(profile, file=config_file)
+    load_payer_settings(profile, config_file=config_file)  # (a profile whose payer settings are wrong stops here)
     if not embeds_simulator(config):
         return f"gateway {config.base_url}"
     latency = embedded_settings(profile, config_file=config_file).latency

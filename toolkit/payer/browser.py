@@ -1,7 +1,8 @@
 """The payer in a real browser: headless Chromium driven by Selenium, beside the plain-HTTP ``Payer``.
 
-The same pages, the same element ids: a real browser runs the JavaScript auto-submits itself, so
-after the last step it lands on the merchant's ``redirect_url`` with the signed outcome.
+The same pages read the same way (``toolkit.payer.reading``): a real browser runs the JavaScript
+auto-submits itself, so after the last step it lands on the merchant's ``redirect_url`` with the signed
+outcome.
 Chromium and ChromeDriver come from Debian (``chromium``, ``chromium-driver``; ``make`` installs them).
 """
 
@@ -12,11 +13,15 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from toolkit.payer import reading
+from toolkit.payer.forms import Button, Form, Page
+from toolkit.payer.http import CARD_FIELDS, PayerError
+from toolkit.payer.reading import DEFAULT_SETTINGS, NotFound, PayerSettings
 from toolkit.testdata.cards import Card
-from toolkit.testdata.outcomes import CHALLENGE_PASSWORD
 
 CHROMIUM_FLAGS = (
     "--headless=new",
@@ -75,18 +80,31 @@ def screenshot_html(html: str, *, width: int = 800, height: int = 600, timeout: 
 
 # Where each page the browser shows goes: (what the payer sees, PNG bytes); the plugin attaches it to Allure.
 ScreenshotObserver = Callable[[str, bytes], None]
+LostObserver = Callable[[Page, str], None]  # the page the payer could not read (masked by the observer), and why
 WINDOW = (1000, 900)
+POLL = 0.05  # seconds between looks at a page that is still moving on (its scripts run)
+_BUTTONS = "button:not([type]), button[type=submit], button[type=SUBMIT], input[type=submit], input[type=image]"
 
 
 class BrowserPayer:
-    """A cardholder in headless Chromium; ``wait`` bounds every wait for a page element.
+    """A cardholder in headless Chromium; ``wait`` bounds every wait for a page to show what the payer needs.
 
-    With ``observers``, every page the payer reaches (the hosted payment page, the issuer's
-    3-D Secure page, where the merchant's redirect lands) is screenshot, before anything is typed
-    into it: a screenshot never shows card data the payer typed.
+    Pages are read as the HTTP payer reads them (``toolkit.payer.reading``): by what they ask for, not by ids;
+    the browser runs their scripts itself.  ``settings`` are the profile's ``[profiles.NAME.payer]``.
+    With ``observers``, every page the payer reaches (the hosted payment page, the issuer's 3-D Secure page,
+    where the merchant's redirect lands) is screenshot, before anything is typed into it: a screenshot never
+    shows card data the payer typed.  ``lost_observers`` get the page the payer could not find its way on.
     """
 
-    def __init__(self, *, wait: float = 10.0, observers: Sequence[ScreenshotObserver] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        wait: float = 10.0,
+        observers: Sequence[ScreenshotObserver] = (),
+        settings: PayerSettings = DEFAULT_SETTINGS,
+        merchant_urls: Sequence[str] = (),
+        lost_observers: Sequence[LostObserver] = (),
+    ) -> None:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
 
@@ -103,6 +121,9 @@ class BrowserPayer:
             raise
         self.wait = wait
         self.observers = list(observers)
+        self.settings = settings
+        self.merchant_urls = list(merchant_urls)
+        self.lost_observers = list(lost_observers)
         self.driver.set_window_size(*WINDOW)
 
     def close(self) -> None:
@@ -115,14 +136,63 @@ class BrowserPayer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _element(self, element_id: str) -> Any:
-        from selenium.webdriver.common.by import By
-        from selenium.webdriver.support import expected_conditions
-        from selenium.webdriver.support.ui import WebDriverWait
+    # --- the page as it is now ---------------------------------------------------------------------
 
-        wait = WebDriverWait(self.driver, self.wait)
-        wait.until(lambda driver: driver.execute_script("return document.readyState") == "complete")
-        return wait.until(expected_conditions.presence_of_element_located((By.ID, element_id)))
+    def page(self) -> Page:
+        """The document (or the frame) the browser shows now, parsed as the HTTP payer parses a page."""
+        return Page.parse(self.driver.current_url, 200, self.driver.page_source)
+
+    def _loaded(self) -> bool:
+        try:
+            return bool(self.driver.execute_script("return document.readyState") == "complete")
+        except _stale_errors():
+            return False
+
+    def _look(self, wanted: Callable[[Page], bool]) -> Page | None:
+        """The page, or the first of its frames, that shows what is ``wanted`` (the driver left switched to it)."""
+        self.driver.switch_to.default_content()
+        if not self._loaded():
+            return None
+        page = self.page()
+        if wanted(page):
+            return page
+        for index in range(len(self.driver.find_elements("tag name", "iframe"))):
+            self.driver.switch_to.default_content()
+            try:
+                self.driver.switch_to.frame(index)
+            except _stale_errors():
+                return None
+            inner = self.page()
+            if wanted(inner):
+                return inner
+        self.driver.switch_to.default_content()
+        return None
+
+    def _wait_for(self, wanted: Callable[[Page], bool], what: str, looked_for: Callable[[Page], str]) -> Page:
+        """Until the browser shows what is ``wanted`` (its scripts move it on by themselves): the page; else the
+        payer is lost, and says what it looked for (``looked_for``) and what the page has."""
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                found = self._look(wanted)
+            except _stale_errors():
+                found = None
+            if found is not None:
+                return found
+            if time.monotonic() > deadline:
+                self.driver.switch_to.default_content()
+                page = self.page()
+                raise self.lost(f"{looked_for(page)} (waited {self.wait:g} s for {what})", page)
+            time.sleep(POLL)
+
+    def lost(self, message: str, page: Page) -> PayerError:
+        """Tell the observers (the report attaches the page and a screenshot); the PayerError to raise."""
+        self.snapshot(f"could not find its way ({message[:80]})")
+        for observer in self.lost_observers:
+            observer(page, message)
+        return PayerError(message, page)
+
+    # --- the steps -------------------------------------------------------------------------------
 
     def open(self, url: str) -> None:
         self.driver.get(url)
@@ -134,24 +204,101 @@ class BrowserPayer:
             return
         from selenium.webdriver.support.ui import WebDriverWait
 
-        loaded = lambda driver: driver.execute_script("return document.readyState") == "complete"  # noqa: E731
-        WebDriverWait(self.driver, self.wait).until(loaded)
+        self.driver.switch_to.default_content()
+        WebDriverWait(self.driver, self.wait).until(lambda driver: self._loaded())
         png: bytes = self.driver.get_screenshot_as_png()
         seen = f"Screenshot after the payer {what}: {self.driver.title or 'untitled page'}"
         for observer in self.observers:
             observer(seen, png)
 
     def fill_payment_page(self, card: Card, **overrides: str) -> None:
-        """Type the card into the hosted page's inputs (those it has), press ``pay`` and wait for the next page."""
-        form = self._element("payment-form")
-        for name, value in {**card.fields(), **overrides}.items():
-            inputs = self.driver.find_elements("id", name)
-            if inputs:
-                inputs[0].clear()
-                inputs[0].send_keys(value)
-        self._element("pay").click()
-        self._left(form)
+        """Type the card into the payment form (in a frame too), press its pay button, wait for the next page."""
+        page = self._wait_for(
+            lambda shown: reading.is_payment_page(shown, self.settings),
+            "a payment form",
+            lambda shown: _reason(lambda: reading.payment_form(shown, self.settings)),
+        )
+        form = reading.payment_form(page, self.settings)
+        typed = replace(card, **{CARD_FIELDS[name]: value for name, value in overrides.items()})
+        try:
+            entries = reading.card_entries(form, typed)
+        except NotFound as exc:
+            raise self.lost(str(exc), page) from None
+        element = self._type(form, entries)
+        self._press(element, form, reading.submit_button(form))
         self.snapshot("pressed pay")
+
+    def answer_challenge(self, password: str | None = None) -> None:
+        """Answer the ACS page (2.x challenge or 1.0.2): the password or code typed (default: the profile's
+        ``challenge_password``), the approve button pressed; another password fails it."""
+        password = self.settings.challenge_password if password is None else password
+        page = self._wait_for(
+            self._shows_challenge,
+            "the 3-D Secure challenge",
+            lambda shown: _reason(lambda: reading.challenge_form(shown, self.settings)),
+        )
+        form = reading.challenge_form(page, self.settings)
+        failing = password != self.settings.challenge_password
+        try:
+            entries, button = reading.challenge_answer(form, password, failing=failing, settings=self.settings)
+        except NotFound as exc:
+            raise self.lost(str(exc), page) from None
+        element = self._type(form, entries)
+        self._press(element, form, button)
+        self.snapshot("answered the challenge")
+
+    def _shows_challenge(self, page: Page) -> bool:
+        """The ACS page, once the pages before it have submitted themselves (the browser runs their scripts)."""
+        if reading.returns_to_merchant(page, self.merchant_urls) or reading.self_submitting(page) is not None:
+            return False
+        return reading.shows_challenge(page, self.settings)
+
+    def field_errors(self) -> dict[str, str]:
+        """What the page says is wrong: ``error-<field>`` elements by field, else its error-looking texts."""
+        page = self.page()
+        errors = page.field_errors()
+        return errors or {str(index): text for index, text in enumerate(reading.error_texts(page))}
+
+    def screenshot(self, path: Path) -> Path:
+        self.driver.switch_to.default_content()
+        self.driver.save_screenshot(str(path))
+        return path
+
+    # --- typing and pressing -------------------------------------------------------------------------
+
+    def _form_element(self, form: Form) -> Any:
+        if form.id:
+            found = self.driver.find_elements("id", form.id)
+            if found:
+                return found[0]
+        return self.driver.find_elements("tag name", "form")[form.index]
+
+    def _type(self, form: Form, entries: dict[str, str]) -> Any:
+        """Type (or choose, in a select) each entry into its control of ``form``; the form's element."""
+        from selenium.webdriver.support.ui import Select
+
+        element = self._form_element(form)
+        for name, value in entries.items():
+            control = form.control(name)
+            target = element.find_elements("name", name)
+            if control is None or not target:
+                continue
+            if control.type == "select":
+                Select(target[0]).select_by_value(value)
+            else:
+                target[0].clear()
+                target[0].send_keys(value)
+        return element
+
+    def _press(self, element: Any, form: Form, button: Button | None) -> None:
+        """Press ``button`` of the form (its submit when it has none); wait until the page has moved on."""
+        if button is not None:
+            index = form.buttons.index(button)
+            element.find_elements("css selector", _BUTTONS)[index].click()
+        else:
+            self.driver.execute_script("HTMLFormElement.prototype.submit.call(arguments[0])", element)
+        self._left(element)
+        self.driver.switch_to.default_content()
 
     def _left(self, element: Any) -> None:
         """Wait until ``element``'s page is gone (the browser loaded what the submit answered)."""
@@ -159,36 +306,20 @@ class BrowserPayer:
 
         WebDriverWait(self.driver, self.wait).until(lambda driver: _gone(element))
 
-    def answer_challenge(self, password: str = CHALLENGE_PASSWORD) -> None:
-        """Type the password on the ACS page (2.x challenge or 1.0.2) and submit it.
 
-        The ACS page may still be replacing an auto-submitting page when it is first found: an element
-        that went stale meanwhile is looked up again, until the wait's deadline.
-        """
-        from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+def _reason(find: Callable[[], object]) -> str:
+    """The NotFound message of ``find``, or why the page is not yet what is wanted."""
+    try:
+        find()
+    except NotFound as exc:
+        return str(exc)
+    return "the page is still moving on by itself"
 
-        deadline = time.monotonic() + self.wait
-        while True:
-            try:
-                field = self._element("password")
-                field.send_keys(password)
-                button = "submit-challenge" if self.driver.find_elements("id", "submit-challenge") else "submit-acs"
-                self._element(button).click()
-                break
-            except (StaleElementReferenceException, WebDriverException) as exc:
-                stale = isinstance(exc, StaleElementReferenceException) or "does not belong" in str(exc)
-                if not stale or time.monotonic() > deadline:
-                    raise
-        self._left(field)
-        self.snapshot("answered the challenge")
 
-    def field_errors(self) -> dict[str, str]:
-        elements = self.driver.find_elements("css selector", ".field-error")
-        return {element.get_attribute("id").removeprefix("error-"): element.text for element in elements}
+def _stale_errors() -> tuple[type[BaseException], ...]:
+    from selenium.common.exceptions import NoSuchFrameException, StaleElementReferenceException, WebDriverException
 
-    def screenshot(self, path: Path) -> Path:
-        self.driver.save_screenshot(str(path))
-        return path
+    return (StaleElementReferenceException, NoSuchFrameException, WebDriverException)
 
 
 def _gone(element: Any) -> bool:
