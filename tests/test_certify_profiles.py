@@ -7,6 +7,7 @@ are callback scenarios when the profile gives no public callback URL.
 from __future__ import annotations
 
 import dataclasses
+import os
 import socket
 import subprocess
 import sys
@@ -127,3 +128,20 @@ def test_a_lenient_target_embeds_a_lenient_simulator():
         assert target.server.settings.is_lenient(merchant)
     finally:
         target.stop()
+
+
+def test_the_suite_passes_on_pages_in_another_style_over_http_and_in_a_browser(tmp_path: Path) -> None:
+    """``[simulator] page_style = "alternate"``: hosted and ACS pages with other ids, names and layout; every
+    scenario passes, the real-browser ones included (they are skipped only without Chromium)."""
+    (tmp_path / "gatekit.toml").write_text(
+        '[profiles.alt]\nbase = "simulator"\nsimulator = { page_style = "alternate" }\n'
+    )
+    command = [sys.executable, "-m", "toolkit.cli", "certify", "--profile", "alt", "-n", "2", "--no-html"]
+    run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    cases = ET.parse(tmp_path / "reports" / "junit.xml").getroot().iter("testcase")
+    outcomes = {case.get("name"): "skipped" if case.find("skipped") is not None else "passed" for case in cases}
+    browser = [name for name in outcomes if name and "real browser" in name]
+    assert len(outcomes) >= 80 and len(browser) == 2, outcomes
+    if os.environ.get("GATEKIT_BROWSER") != "off":
+        assert all(outcomes[name] == "passed" for name in browser), {name: outcomes[name] for name in browser}

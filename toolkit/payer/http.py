@@ -171,11 +171,11 @@ class Payer:
         raise self.lost(f"the page kept moving on by itself ({MAX_AUTOMATIC_STEPS} steps)", page)
 
     def _goes_back(self, page: Page, form: Form) -> bool:
-        """The form takes the payer back to the merchant: it goes to a merchant address, or carries the outcome."""
-        if self.merchant_urls:
-            return reading.goes_to(form.action, self.merchant_urls)
-        names = {name.lower() for name in form.fields}
-        return bool({"cres", "pares"} & names) or {"status", "orderid"} <= names or "control" in names
+        """The form takes the payer back to the merchant: it goes to a merchant address, or carries the outcome
+        (the signed status, or the CRes / PaRes the merchant uploads)."""
+        if self.merchant_urls and reading.goes_to(form.action, self.merchant_urls):
+            return True
+        return reading.carries_outcome(form)
 
     def _to_act_on(self, page: Page) -> bool:
         """A page that waits for the payer: a payment form or a challenge (its script only helps, if at all)."""

@@ -428,6 +428,12 @@ def goes_to(url: str, places: Sequence[str]) -> bool:
     return False
 
 
+def carries_outcome(form: Form) -> bool:
+    """A form that carries what the merchant receives: a CRes or PaRes, or a signed status (behaviour 5)."""
+    names = {name.lower() for name in form.fields}
+    return bool({"cres", "pares"} & names) or {"status", "orderid"} <= names or "control" in names
+
+
 def merchant_form(page: Page, merchant_urls: Sequence[str] = ()) -> Form:
     """The form that takes the payer back to the merchant: the one whose action is a merchant address
     (``merchant_urls``: the merchant's ``redirect_url``), else the form the page submits by itself.

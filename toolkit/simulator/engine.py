@@ -37,7 +37,7 @@ STATUS_COLUMNS = (
     "id", "orderid", "login", "client_orderid", "kind", "status", "stage", "amount_minor", "currency",
     "descriptor", "error_code", "error_message", "card_bin", "card_last4", "card_type", "card_exp_month",
     "card_exp_year", "cardholder", "cardrefid", "three_ds", "eci", "tds_comp_ind", "tds_state", "tds_token",
-    "form_token", "decide_at", "deadline_at",
+    "form_token", "decide_at", "deadline_at", "redirect_url",
 )  # fmt: skip
 # The latest transaction of the merchant's order (``latest_of``): by orderid, or by client_orderid (the latest
 # order with it), in one statement; each step uses an index (the key, ``tx_client``, ``tx_order``).

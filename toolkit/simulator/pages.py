@@ -14,7 +14,10 @@ Routes (``pages_forms``, ``pages_threeds``)::
 The merchant redirect is form#merchant-redirect (hidden inputs, submitted on load, button#continue);
 without a ``redirect_url`` the 3-D Secure result is shown in code#cres or code#pares.
 Refusals are pages with div#page-error: 404 unknown address, 409 page already used, and the
-status of any ``SimError``.  These ids are a contract with ``toolkit.payer``: keep them.
+status of any ``SimError``.  The payer does not need these ids (it reads pages as a person does), but the
+tests and notebooks use them.  ``[simulator] page_style = "alternate"`` serves the same pages with other ids,
+names and layout (``templates/alternate``): a combined expiry, an OTP-style code, ``onload`` auto-submits,
+the ACS entered by a self-submitting post: pages the payer has no ids for.
 """
 
 from __future__ import annotations
@@ -49,17 +52,19 @@ class PageRoute(APIRoute):
         handler = super().get_route_handler()
 
         async def guarded(request: Request) -> Response:
+            style = request.app.state.settings.page_style
             try:
                 return await handler(request)
             except PageError as error:
-                return error_page(error.http_status, error.message, error.link)
+                return error_page(error.http_status, error.message, error.link, style=style)
             except SimError as error:
-                return error_page(error.http_status, error.message)
+                return error_page(error.http_status, error.message, style=style)
             except HTTPException:  # routing and protocol answers stay Starlette's
                 raise
             except Exception as exc:  # a bug: say so on the page, and log it
                 log.exception("simulator page failure at %s", request.url.path)
-                return error_page(500, f"The simulator failed on this page ({exc.__class__.__name__}).")
+                message = f"The simulator failed on this page ({exc.__class__.__name__})."
+                return error_page(500, message, style=style)
 
         return guarded
 

@@ -51,14 +51,23 @@ def templates() -> Environment:
     )
 
 
-def page(template: str, http_status: int = 200, **context: Any) -> HTMLResponse:
-    html = templates().get_template(template).render(**context)
+def page(template: str, http_status: int = 200, *, style: str = "standard", **context: Any) -> HTMLResponse:
+    """The page ``template`` in the simulator's ``page_style``: ``alternate/<template>`` for the alternate one."""
+    name = template if style == "standard" else f"{style}/{template}"
+    html = templates().get_template(name).render(**context)
     return HTMLResponse(html, status_code=http_status, headers=NO_STORE)
 
 
-def error_page(http_status: int, message: str, link: tuple[str, str] | None = None) -> HTMLResponse:
+def styled(engine: Engine, template: str, http_status: int = 200, **context: Any) -> HTMLResponse:
+    """``page`` in the page style of the engine's settings."""
+    return page(template, http_status, style=engine.settings.page_style, **context)
+
+
+def error_page(
+    http_status: int, message: str, link: tuple[str, str] | None = None, *, style: str = "standard"
+) -> HTMLResponse:
     title = TITLES.get(http_status, "Request refused")
-    return page("error.html", http_status, title=title, code=http_status, message=message, link=link)
+    return page("error.html", http_status, style=style, title=title, code=http_status, message=message, link=link)
 
 
 def order_summary(engine: Engine, tx: Row) -> dict[str, str]:
@@ -81,8 +90,8 @@ def merchant_redirect(engine: Engine, tx: Row, extra: Mapping[str, str] | None =
     params = {**engine.outcome_params(tx), **(extra or {})}
     summary = order_summary(engine, tx)
     if not tx["redirect_url"]:
-        return page("result.html", params=params, summary=summary, status=tx["status"])
-    return page("merchant_redirect.html", action=tx["redirect_url"], params=params, summary=summary)
+        return styled(engine, "result.html", params=params, summary=summary, status=tx["status"])
+    return styled(engine, "merchant_redirect.html", action=tx["redirect_url"], params=params, summary=summary)
 
 
 # --- request helpers ---------------------------------------------------------------------------

@@ -5,6 +5,7 @@ or send the payer back to the merchant.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated
@@ -23,7 +24,7 @@ from toolkit.simulator.pages_common import (
     merchant_redirect,
     not_found,
     order_summary,
-    page,
+    styled,
 )
 from toolkit.simulator.store import Row
 from toolkit.validation import Problem
@@ -106,13 +107,34 @@ def _form_tx(engine: Engine, token: str, base: str) -> Row:
     raise PageError(409, f"This payment page has already been used: order {orderid} is {tx['status']}.")
 
 
+# The alternate page style's names (``[simulator] page_style = "alternate"``) -> the payer's entries, read the same.
+ALTERNATE_NAMES = {"pan": "credit_card_number", "csc": "cvv2", "holder": "card_printed_name"}
+_EXPIRY = re.compile(r"^\s*(\d{1,2})\s*[/ .-]\s*(\d{2}|\d{4})\s*$")
+
+
+def canonical_entries(entries: Mapping[str, str], style: str) -> dict[str, str]:
+    """What the payer entered, by the sale's field names: the alternate page's ``pan``, ``exp`` (``MM / YY``),
+    ``csc`` and ``holder`` read as ``credit_card_number``, ``expire_month``/``expire_year``, ``cvv2``..."""
+    if style == "standard":
+        return dict(entries)
+    canonical = {ALTERNATE_NAMES.get(name, name): value for name, value in entries.items()}
+    expiry = entries.get("exp", "")
+    match = _EXPIRY.match(expiry)
+    month, year = (match.group(1), match.group(2)) if match else (expiry, "")
+    canonical.update(expire_month=month, expire_year=year)  # (a bad expiry is the month's problem: "exp" below)
+    return canonical
+
+
 def _form_page(
     engine: Engine, tx: Row, action: str, entries: Mapping[str, str] | None = None, problems: Sequence[Problem] = ()
 ) -> Response:
     form = engine.extra(tx)["form"]
     inputs = _inputs(form)
     values = {name: (entries or {}).get(name, "").strip() for name in KEPT}
-    return page(
+    if entries is not None and engine.settings.page_style != "standard":
+        values.update(exp=str(entries.get("exp", "")).strip(), holder=str(entries.get("holder", "")).strip())
+    return styled(
+        engine,
         "payment_form.html",
         title=TITLES.get(form, "Payment"),
         button=BUTTONS.get(form, "Pay"),
@@ -134,15 +156,24 @@ def show_form(request: Request, token: str) -> Response:
 def submit_form(request: Request, token: str, entries: Annotated[dict[str, str], Depends(form_entries)]) -> Response:
     engine, base = engine_of(request), base_of(request)
     tx = _form_tx(engine, token, base)
+    style = engine.settings.page_style
     try:
-        tx = payments.submit_form(engine, token, entries)
+        tx = payments.submit_form(engine, token, canonical_entries(entries, style))
     except payments.FormProblems as exc:
         return _form_page(engine, tx, urls.form_url(base, token), entries, exc.problems)
-    if tx["tds_state"] == "challenge":
-        return RedirectResponse(urls.challenge_url(base, tx["tds_token"]), status_code=303, headers=NO_STORE)
-    if tx["tds_state"] == "pares":
-        return RedirectResponse(urls.acs_v1_url(base, tx["tds_token"]), status_code=303, headers=NO_STORE)
+    if tx["tds_state"] in ("challenge", "pares"):
+        return _to_acs(engine, tx, base)
     return merchant_redirect(engine, tx)
+
+
+def _to_acs(engine: Engine, tx: Row, base: str) -> Response:
+    """To the issuer's page: a 303 (standard pages), or a page that posts the CReq / PaReq itself (alternate)."""
+    challenge = tx["tds_state"] == "challenge"
+    url = (urls.challenge_url if challenge else urls.acs_v1_url)(base, tx["tds_token"])
+    if engine.settings.page_style == "standard":
+        return RedirectResponse(url, status_code=303, headers=NO_STORE)
+    fields = {"creq": tx["tds_token"]} if challenge else {"PaReq": tx["tds_token"], "MD": str(tx["orderid"])}
+    return styled(engine, "redirect_post.html", action=url, fields=fields)
 
 
 def add_routes(router: APIRouter) -> None:

@@ -25,7 +25,7 @@ from toolkit.simulator.pages_common import (
     merchant_redirect,
     not_found,
     order_summary,
-    page,
+    styled,
 )
 from toolkit.simulator.store import Row
 from toolkit.testdata.outcomes import CHALLENGE_PASSWORD, THREE_DS_V1_AMOUNTS
@@ -78,14 +78,15 @@ def method(request: Request, token: str) -> Response:
     tx = threeds.method_loaded(engine_of(request), token)
     if tx is None:
         raise not_found("This 3-D Secure method address")
-    return page("method_done.html", orderid=str(tx["orderid"]))
+    return styled(engine_of(request), "method_done.html", orderid=str(tx["orderid"]))
 
 
 def challenge(request: Request, token: str, entries: Entries) -> Response:
     engine = engine_of(request)
     tx = _waiting_tx(engine, token, "challenge", (threeds.V2_CHALLENGE,))
     _check_echo(entries, "creq", token)
-    return page(
+    return styled(
+        engine,
         "challenge.html",
         action=urls.challenge_url(base_of(request), token) + "/answer",
         summary=order_summary(engine, tx),
@@ -104,7 +105,8 @@ def acs_v1(request: Request, token: str, entries: Entries) -> Response:
     engine = engine_of(request)
     tx = _waiting_tx(engine, token, "pares", (threeds.V1,))
     _check_echo(entries, "PaReq", token)
-    return page(
+    return styled(
+        engine,
         "acs_v1.html",
         action=urls.acs_v1_url(base_of(request), token) + "/answer",
         summary=order_summary(engine, tx),
@@ -138,7 +140,8 @@ def _answer(engine: Engine, token: str, entries: dict[str, str], acs: Acs) -> Re
     extra: dict[str, str] = {}
     with engine.store.transaction():
         _waiting_tx(engine, token, acs.state, (acs.version,))
-        tx, message = acs.sign(engine, token, entries.get("password", "").strip())
+        typed = entries.get("password") or entries.get("otp") or entries.get("pwd") or ""  # (the page styles' names)
+        tx, message = acs.sign(engine, token, typed.strip())
         if threeds.is_managed(engine, tx):
             tx = acs.apply(engine, tx, message)
         else:

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 from html import escape
 from typing import Any
@@ -99,22 +101,34 @@ def status_fields(engine: Engine, tx: Row, base: str) -> dict[str, str]:
         fields["three-ds-version"] = THREE_DS_VERSION.get(tx["three_ds"], "")
         fields.update({"eci": tx["eci"], "three-ds-comp-ind": tx["tds_comp_ind"]})
     if tx["status"] == "processing":
-        fields.update(payer_action(tx, base))
+        fields.update(payer_action(tx, base, engine.settings.page_style))
     return {name: value for name, value in fields.items() if value != ""}
 
 
-def payer_action(tx: Row, base: str) -> dict[str, str]:
-    """``html`` and/or ``redirect-to`` when the payer must act (behaviour section 3)."""
+def payer_action(tx: Row, base: str, style: str = "standard") -> dict[str, str]:
+    """``html`` and/or ``redirect-to`` when the payer must act (behaviour section 3).
+
+    The alternate page style writes the html as other gateways do: the method step as a form that posts
+    ``threeDSMethodData`` into a hidden frame, the challenge as a form with ``creq`` and ``threeDSSessionData``
+    submitted by a script, the 1.0.2 ACS with ``PaReq``, ``MD`` and ``TermUrl``."""
     token, state = tx["tds_token"], tx["tds_state"]
+    alternate = style != "standard"
     if state == "method":
         url = urls.method_url(base, token)
-        return {"html": _method_frame(url), "three-ds-method-url": url}
+        html = _method_post(url, str(tx["orderid"])) if alternate else _method_frame(url)
+        return {"html": html, "three-ds-method-url": url}
     if state == "challenge":
         url = urls.challenge_url(base, token)
+        if alternate:
+            session = base64.b64encode(str(tx["orderid"]).encode()).decode()
+            return {"redirect-to": url, "html": _script_post(url, {"creq": token, "threeDSSessionData": session})}
         return {"redirect-to": url, "html": _auto_post(url, {"creq": token})}
     if state == "pares":
         url = urls.acs_v1_url(base, token)
-        return {"redirect-to": url, "html": _auto_post(url, {"PaReq": token, "MD": str(tx["orderid"])})}
+        fields = {"PaReq": token, "MD": str(tx["orderid"])}
+        if alternate:
+            fields["TermUrl"] = tx["redirect_url"] or url
+        return {"redirect-to": url, "html": _auto_post(url, fields)}
     if state == "form" and tx["form_token"]:
         return {"redirect-to": urls.form_url(base, tx["form_token"])}
     return {}
@@ -124,6 +138,26 @@ def _method_frame(url: str) -> str:
     return (
         '<!doctype html><html><body><iframe id="threeds-method" src="' + escape(url) + '" '
         'style="display:none" width="0" height="0"></iframe></body></html>'
+    )
+
+
+def _method_post(url: str, orderid: str) -> str:
+    """The method step as a form posted into a hidden frame (the 3-D Secure 2 specification's way)."""
+    data = base64.b64encode(json.dumps({"threeDSServerTransID": orderid}).encode()).decode()
+    return (
+        '<!doctype html><html><body><iframe name="threeDSMethodIframe" style="display:none" width="0" height="0">'
+        f'</iframe><form method="post" action="{escape(url)}" target="threeDSMethodIframe">'
+        f'<input type="hidden" name="threeDSMethodData" value="{escape(data)}"></form>'
+        "<script>document.forms[0].submit();</script></body></html>"
+    )
+
+
+def _script_post(url: str, params: dict[str, str]) -> str:
+    inputs = "".join(f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">' for k, v in params.items())
+    return (
+        f'<!doctype html><html><body><form name="challengeForm" method="POST" action="{escape(url)}">{inputs}'
+        "</form><script>window.onload = function () { document.forms.challengeForm.submit(); };</script>"
+        "</body></html>"
     )
 
 

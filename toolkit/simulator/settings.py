@@ -9,6 +9,7 @@
     challenge_timeout = 900            # a 3-D Secure result not uploaded by then declines
     method_timeout = 10                # the 3-D Secure method window (spec 8): then the step counts as N
     form_timeout = 1800                # a hosted payment page not submitted by then expires (declined)
+    page_style = "standard"            # "alternate": hosted and ACS pages with other ids, names and layout
     max_body_bytes = 65536             # a bigger request body is refused with 413
     request_timeout = 10.0             # seconds to receive a whole request (idle, slow headers, slow body)
     journal_size = 10000               # journal entries kept in memory (a ring); with --db: rows kept
@@ -79,6 +80,7 @@ class SimulatorSettings:
     challenge_timeout: float = 900.0
     method_timeout: float = 10.0  # spec section 8
     form_timeout: float = 1800.0  # a hosted payment page not submitted by then expires: the order declines
+    page_style: str = "standard"  # "alternate": the payer's pages with other ids, names and layout (issue 24)
     lenient: bool = False  # forgive what the production gateway refuses (with a journal warning)
     # The simulator as a network service (issue 9): limits, timeouts, the journal, callbacks, addresses.
     max_body_bytes: int = 65536
@@ -218,6 +220,15 @@ def _hosts(where: str, name: str, value: Any) -> tuple[str, ...]:
     return tuple(item.strip().lower() for item in value)
 
 
+PAGE_STYLES = ("standard", "alternate")
+
+
+def _page_style(where: str, name: str, value: Any) -> str:
+    if value not in PAGE_STYLES:
+        raise SettingsError(f"{where}: {name} must be one of {', '.join(PAGE_STYLES)}, got {value!r}")
+    return str(value)
+
+
 def _public_url(where: str, name: str, value: Any) -> str:
     problem = public_url_problem(value) if isinstance(value, str) else "must be a string"
     if problem:
@@ -243,6 +254,7 @@ _PARSERS = {
     "request_timeout": _positive,
     "callback_hosts": _hosts,
     "public_url": _public_url,
+    "page_style": _page_style,
 }
 
 
