@@ -71,6 +71,7 @@ class Button:
 
     attributes: dict[str, str]
     text: str = ""
+    tag: str = "button"  # or "input" (type=submit or image)
 
     @property
     def name(self) -> str:
@@ -217,7 +218,7 @@ class _Reader(HTMLParser):
             return
         self._form.controls.append(control)
         if tag == "input" and control.type in BUTTON_TYPES:
-            self._form.buttons.append(Button(attributes, attributes.get("value", "")))
+            self._form.buttons.append(Button(attributes, attributes.get("value", ""), "input"))
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "form":

@@ -32,22 +32,22 @@ from toolkit.testdata.outcomes import CHALLENGE_PASSWORD
 
 WRONG_PASSWORD = "not-the-password"
 
+# Matched against ``words``: a control's name, id, label, placeholder, autocomplete... in lower case, with every run
+# of other characters one space (``card[number]``, ``cc-number`` and ``credit_card_number`` read as words).
 _CARD_NUMBER = re.compile(
-    r"\b(cc-?number|cc-?num|credit[ _-]?card(?:[ _-]?(?:number|no|num))?|card[ _-]?(?:number|no|num)|cardnumber"
-    r"|pan|account[ _-]?number)\b"
+    r"\b(cc ?number|cc ?num|credit ?card(?: ?(?:number|no|num))?|card ?(?:number|no|num)|cardnumber|pan"
+    r"|account ?number)\b"
 )
 _NOT_NUMBER = re.compile(r"\b(cvv|cvc|csc|exp|expiry|expiration|month|year|holder|name|code|pin|otp)\b")
-_CVV = re.compile(r"\b(cc-csc|cvv2?|cvc2?|csc|cid|cvn|security[ _-]?code|card[ _-]?code|verification)\b")
-_HOLDER = re.compile(
-    r"\b(cc-name|card[ _-]?printed[ _-]?name|card[ _-]?holder|cardholder|holder|name[ _-]?on[ _-]?card)\b"
-)
-_MONTH = re.compile(r"\b(cc-exp-month|exp(?:ire|iry|iration)?[ _-]?month|month|mm)\b")
-_YEAR = re.compile(r"\b(cc-exp-year|exp(?:ire|iry|iration)?[ _-]?year|year|yy|yyyy)\b")
-_EXPIRY = re.compile(r"\b(cc-exp|exp(?:ire|iry|iration)?(?:[ _-]?date)?|valid[ _-]?(?:thru|until)|mm ?/ ?yy(?:yy)?)\b")
-_SECRET = re.compile(r"\b(one-time-code|otp|one[ _-]?time|passcode|password|pass|pin|sms|code|secret|tan)\b")
+_CVV = re.compile(r"\b(cc ?csc|cvv2?|cvc2?|csc|cid|cvn|security ?code|card ?code|verification)\b")
+_HOLDER = re.compile(r"\b(cc ?name|card ?printed ?name|card ?holder|cardholder|holder|name ?on ?card)\b")
+_MONTH = re.compile(r"\b(exp(?:ire|iry|iration)? ?month|month|mm)\b")
+_YEAR = re.compile(r"\b(exp(?:ire|iry|iration)? ?year|year|yy|yyyy)\b")
+_EXPIRY = re.compile(r"\b(cc ?exp|exp|expire|expiry|expiration|expires|valid ?(?:thru|until)|mmyy(?:yy)?)\b")
+_SECRET = re.compile(r"\b(one ?time ?code|otp|one ?time|passcode|password|pass|pin|sms|code|secret|tan)\b")
 _APPROVE = re.compile(r"\b(approve|approved|authenticate|authorise|authorize|confirm|continue|submit|ok|verify|"
                       r"success|successful|yes|send|pay|proceed|next)\b")  # fmt: skip
-_DECLINE = re.compile(r"\b(decline|declined|deny|reject|cancel|fail|failed|failure|abort|no)\b")
+_DECLINE = re.compile(r"\b(decline|declined|deny|reject|cancel|fail|failed|failure|abort|no|back)\b")
 _SUBMIT_CALL = re.compile(r"\.submit\s*\(|submit\.call\s*\(|\.requestSubmit\s*\(")
 _FORM_REF = re.compile(
     r"getElementById\(\s*['\"]([^'\"]+)['\"]\s*\)|forms\[\s*(\d+)\s*\]|forms\[\s*['\"]([^'\"]+)['\"]\s*\]"
@@ -112,6 +112,34 @@ def _outside_inputs(page: Page) -> list[dict[str, str]]:
     return [attrs for attrs in page.inputs if id(attrs) not in inside and attrs.get("type") != "hidden"]
 
 
+def words(text: str) -> str:
+    """Lower case, every run of characters other than letters and digits one space: ``card[exp_month]`` ->
+    ``card exp month``."""
+    return " ".join(re.split(r"[^a-z0-9]+", text.lower())).strip()
+
+
+def control_words(control: Control) -> str:
+    """What names a control, as ``words``; a select's options too (a person reads ``Month``, ``2031``...)."""
+    said = words(control.words())
+    if control.type == "select" and not (_MONTH.search(said) or _YEAR.search(said)):
+        said += " " + words(" ".join(text for _, text in control.options[:3]))
+        if _options_are_months(control):
+            said += " month"
+        elif _options_are_years(control):
+            said += " year"
+    return said
+
+
+def _options_are_months(control: Control) -> bool:
+    numbers = {int(m.group(1)) for value, _ in control.options if (m := re.fullmatch(r"0?(\d{1,2})", value.strip()))}
+    return set(range(1, 13)) <= numbers
+
+
+def _options_are_years(control: Control) -> bool:
+    years = [value for value, text in control.options if re.fullmatch(r"20\d\d|[2-9]\d", value.strip() or text.strip())]
+    return len(years) >= 2 and not _options_are_months(control)
+
+
 def _typed(control: Control) -> bool:
     """A control a person types or picks a value in (not hidden, not a button, not a box)."""
     return control.type in ("text", "tel", "number", "password", "email", "search", "select", "textarea", "")
@@ -134,17 +162,10 @@ def card_number_control(form: Form) -> Control | None:
         if control.attributes.get("autocomplete", "").lower() == "cc-number":
             return control
     for control in typed:
-        words = control.words()
-        if _CARD_NUMBER.search(words.replace("credit_card_number", "credit card number")) and not _NOT_NUMBER.search(
-            _without_number_words(words)
-        ):
+        said = control_words(control)
+        if _CARD_NUMBER.search(said) and not _NOT_NUMBER.search(_CARD_NUMBER.sub(" ", said)):
             return control
     return None
-
-
-def _without_number_words(words: str) -> str:
-    """The words of a control less those of a card number's own names (``card_printed_name`` is a name...)."""
-    return re.sub(r"card[ _-]?(number|no|num)|credit[ _-]?card[ _-]?number|cardnumber|cc-number", " ", words)
 
 
 def payment_form(page: Page, settings: PayerSettings = DEFAULT_SETTINGS) -> Form:
@@ -184,7 +205,7 @@ def card_entries(form: Form, card: Card) -> dict[str, str]:
     if number is not None:
         entries[number.name] = card.number
     rest = [c for c in form.controls if _typed(c) and c is not number and c.name]
-    combined = _first(rest, lambda c: bool(_EXPIRY.search(c.words())) and not (_month_only(c) or _year_only(c)))
+    combined = _first(rest, _combined_expiry_control)
     if combined is not None and combined.type != "select":
         entries[combined.name] = _combined_expiry(combined, card)
     else:
@@ -194,25 +215,32 @@ def card_entries(form: Form, card: Card) -> dict[str, str]:
             entries[month.name] = _month(month, card.expire_month)
         if year is not None:
             entries[year.name] = _year(year, card.expire_year)
-    cvv = _first(rest, lambda c: bool(_CVV.search(c.words())))
+    cvv = _first(rest, lambda c: bool(_CVV.search(control_words(c))))
     if cvv is not None and card.cvv2:
         entries[cvv.name] = card.cvv2
-    holder = _first(rest, lambda c: bool(_HOLDER.search(c.words())) and c.name not in entries)
+    holder = _first(rest, lambda c: bool(_HOLDER.search(control_words(c))) and c.name not in entries)
     if holder is None:
-        holder = _first(rest, lambda c: "name" in c.words().split() and c.name not in entries)
+        holder = _first(rest, lambda c: "name" in control_words(c).split() and c.name not in entries)
     if holder is not None and card.holder:
         entries[holder.name] = card.holder
     return entries
 
 
 def _month_only(control: Control) -> bool:
-    words = control.words()
-    return bool(_MONTH.search(words)) and not _YEAR.search(words.replace("mm/yy", ""))
+    said = control_words(control)
+    return bool(_MONTH.search(said)) and not _YEAR.search(said)
 
 
 def _year_only(control: Control) -> bool:
-    words = control.words()
-    return bool(_YEAR.search(words)) and not _MONTH.search(words.replace("mm/yy", ""))
+    said = control_words(control)
+    return bool(_YEAR.search(said)) and not _MONTH.search(said)
+
+
+def _combined_expiry_control(control: Control) -> bool:
+    """One field for the whole expiry: it names a month and a year (``MM / YY``), or an expiry and neither."""
+    said = control_words(control)
+    month, year = bool(_MONTH.search(said)), bool(_YEAR.search(said))
+    return (month and year) or (bool(_EXPIRY.search(said)) and not month and not year)
 
 
 def _first(controls: Sequence[Control], test: Callable[[Control], bool]) -> Control | None:
@@ -225,7 +253,7 @@ def _month(control: Control, month: str) -> str:
     if control.type == "select":
         for value, text in control.options:
             for candidate in (value, text):
-                digits = re.match(r"^\s*0?(\d{1,2})\b", candidate)
+                digits = re.search(r"(?<!\d)0?(\d{1,2})(?!\d)", candidate)
                 if digits and int(digits.group(1)) == number:
                     return value
         raise NotFound(f"the month select {control.name} offers no month {number}")
@@ -269,7 +297,7 @@ def secret_control(form: Form) -> Control | None:
     for control in typed:
         if control.type == "password" or control.attributes.get("autocomplete", "").lower() == "one-time-code":
             return control
-    return next((control for control in typed if _SECRET.search(control.words())), None)
+    return next((control for control in typed if _SECRET.search(control_words(control))), None)
 
 
 def challenge_form(page: Page, settings: PayerSettings = DEFAULT_SETTINGS) -> Form:
@@ -329,24 +357,20 @@ def _approve_button(form: Form, settings: PayerSettings) -> Button | None:
     if settings.approve_button:
         selector = parse(settings.approve_button)
         for button in form.buttons:
-            if selector.target.matches(_button_tag(button), button.attributes) and (
+            if selector.target.matches(button.tag, button.attributes) and (
                 selector.ancestor is None or _matches(form, selector)
             ):
                 return button
         raise NotFound(f"no button matches approve_button = {settings.approve_button!r}", form=form)
-    approving = [b for b in form.buttons if _APPROVE.search(b.words()) and not _DECLINE.search(b.words())]
+    approving = [b for b in form.buttons if _APPROVE.search(words(b.words())) and not _DECLINE.search(words(b.words()))]
     if approving:
         return approving[0]
-    neutral = [b for b in form.buttons if not _DECLINE.search(b.words())]
+    neutral = [b for b in form.buttons if not _DECLINE.search(words(b.words()))]
     return neutral[0] if neutral else None
 
 
 def _decline_button(form: Form) -> Button | None:
-    return next((b for b in form.buttons if _DECLINE.search(b.words())), None)
-
-
-def _button_tag(button: Button) -> str:
-    return "input" if button.attributes.get("type", "").lower() in ("submit", "image") and not button.text else "button"
+    return next((b for b in form.buttons if _DECLINE.search(words(b.words()))), None)
 
 
 def submit_button(form: Form) -> Button | None:
