@@ -35,6 +35,7 @@ EXPECTED = {
     "Nothing answers at the gateway's address": ("broken", "Transport: no answer"),
     "The payer never answers the 3-D Secure challenge": ("failed", "No outcome in time"),
     "An approved sale of another amount than expected": ("failed", "Assertion: the gateway answered otherwise"),
+    "A page the payer cannot read": ("failed", "The payer lost its way"),
     "A step nobody wrote": ("broken", "Test defects"),
     "An approved sale": ("passed", None),
     "A payment page in a real browser": ("skipped", None),
@@ -115,7 +116,7 @@ def test_the_markdown_summary_has_the_flow_table_the_failures_and_links(run):
     where, done = run
     summary = (where / "reports" / "summary.md").read_text()
     assert summary.startswith("## ❌ gatekit certification: FAIL\n")
-    assert f"| {FLOW} | ❌ FAIL | 1 | 7 | 1 |" in summary
+    assert f"| {FLOW} | ❌ FAIL | 1 | 8 | 1 |" in summary
     assert f"- **{FLOW}**: The gateway fails to process the sale: `toolkit.errors.ServerError: sale:" in summary
     assert "1 × GATEKIT_BROWSER=off: the real-browser payer is switched off" in summary
     assert "[JUnit XML](junit.xml)" in summary and "(https://github.com/acme/shop/actions/runs/42)" in summary
@@ -149,3 +150,22 @@ def test_allure_3_applies_gatekits_categories(run, tmp_path):
     counts = {node["name"]: node["statistic"]["total"] for node in tree["nodes"].values() if node["type"] == "category"}
     assert counts == Counter(category for _, category in EXPECTED.values() if category)
     assert (tmp_path / "history.jsonl").is_file()  # historyPath: the next report shows the trend
+
+
+def test_a_page_the_payer_cannot_read_is_attached_with_what_it_looked_for(run, results):
+    """The report carries why the payer was lost (what it looked for, the page's forms) and the page, masked."""
+    where, _ = run
+    result = results["A page the payer cannot read"]
+    assert "no payment form: looked for a form with a card-number input" in result["statusDetails"]["message"]
+
+    def steps(step: dict[str, Any]) -> list[dict[str, Any]]:
+        return [step, *(inner for child in step.get("steps", []) for inner in steps(child))]
+
+    found = [s for s in steps(result) if s["name"].startswith("Payer could not find its way on ")]
+    assert found, [s["name"] for s in steps(result)]
+    names = {a["name"]: a["source"] for a in found[0]["attachments"]}
+    assert set(names) == {"what the payer looked for, and what the page has",
+                          "the page the payer could not read (HTML, masked)"}  # fmt: skip
+    why = (where / "allure-results" / names["what the payer looked for, and what the page has"]).read_text()
+    page = (where / "allure-results" / names["the page the payer could not read (HTML, masked)"]).read_text()
+    assert "no payment form" in why and "HTTP 404" in why and "does not exist" in page

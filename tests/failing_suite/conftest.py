@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 from decimal import Decimal
 
+import pytest
 from pytest_bdd import given, then, when
 
 from toolkit.certify import reporting
@@ -12,7 +13,8 @@ from toolkit.certify.target import GatewayTarget
 from toolkit.client import GatewayClient
 from toolkit.config import PollSchedule
 from toolkit.flows import Merchant, Order
-from toolkit.testdata.cards import Card
+from toolkit.payer import Payer
+from toolkit.testdata.cards import Card, card_for
 
 pytest_plugins = ["toolkit.steps"]
 
@@ -42,3 +44,13 @@ def status_from_nowhere(gateway_target: GatewayTarget) -> None:
 @then("the order is final within half a second")
 def final_soon(merchant: Merchant, order: Order) -> None:
     merchant.client.wait_for_final_status(order.ack, schedule=PollSchedule(intervals=(0.05,), deadline=0.5))
+
+
+@when("the payer is sent to a page that is not the payment page and tries to pay there")
+def pay_on_the_wrong_page(gateway_target: GatewayTarget, payer: Payer, card_for_test: Card) -> None:
+    payer.fill_payment_page(payer.open(gateway_target.config.base_url + "/form/no-such-page"), card_for_test)
+
+
+@pytest.fixture
+def card_for_test() -> Card:
+    return card_for("approved")

@@ -47,6 +47,13 @@ CATEGORIES: list[dict[str, Any]] = [
         "messageRegex": _raised("WaitTimeout", "CallbackTimeout"),
     },
     {
+        "name": "The payer lost its way",
+        "description": "the payer found no payment form, 3-D Secure challenge or way back on a page (the page is "
+        "attached; a profile's [profiles.NAME.payer] names what no heuristic finds)",
+        "matchedStatuses": ["failed", "broken"],
+        "messageRegex": _raised("PayerError"),
+    },
+    {
         "name": "Declined",
         "description": "the gateway declined (or filtered) a payment the scenario expects to go through",
         "matchedStatuses": ["failed"],

@@ -39,6 +39,11 @@ Feature: A run that fails on purpose
     Given an approved sale of 10.00 EUR
     Then the order's latest transaction is an approved sale of 11.00 EUR
 
+  @sale_form
+  Scenario: A page the payer cannot read
+    When the merchant opens a sale-form for 12.00 EUR
+    And the payer is sent to a page that is not the payment page and tries to pay there
+
   Scenario: A step nobody wrote
     Given a step that no step module defines
 
