@@ -29,6 +29,7 @@ from toolkit.flows import Merchant, Order
 from toolkit.models import CardRefResponse, Status, StatusResponse
 from toolkit.payer import Payer
 from toolkit.payer.browser import BrowserPayer
+from toolkit.recording import Recorder
 from toolkit.testdata.cards import Card, card_for, three_ds_v1_card
 
 MONEY = {"Money": Decimal}
@@ -85,13 +86,17 @@ MerchantFactory = Callable[..., Merchant]
 
 
 @pytest.fixture
-def merchant_with(target: GatewayTarget, exchange_observer: Callable[[Exchange], None]) -> Iterator[MerchantFactory]:
+def merchant_with(
+    target: GatewayTarget, exchange_observer: Callable[[Exchange], None], gateway_recorder: Recorder | None
+) -> Iterator[MerchantFactory]:
     """A merchant whose client is configured otherwise (another key, clock or nonce); closed after the scenario."""
     clients: list[GatewayClient] = []
 
     def make(*, control_key: str | None = None, **client_options: Any) -> Merchant:
         config = target.config.with_overrides(control_key=control_key)
-        clients.append(GatewayClient(config, observers=[exchange_observer], **client_options))
+        clients.append(GatewayClient(config, observers=[exchange_observer], record=gateway_recorder, **client_options))
+        if control_key is not None:  # (a recording says so: a replay signs with a wrong key too)
+            clients[-1].recording_note = "another key"
         return Merchant(clients[-1])
 
     yield make

@@ -24,7 +24,7 @@ from typing import NoReturn
 from toolkit._version import __version__
 from toolkit.commands.common import Handler, UsageError
 
-COMMANDS = ["init", "certify", "call", "sign", "keys", "operations", "listen", "simulate"]
+COMMANDS = ["init", "certify", "call", "sign", "keys", "operations", "listen", "simulate", "drift"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1

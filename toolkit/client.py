@@ -14,7 +14,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, TypeVar, cast
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import requests
 
@@ -50,6 +51,9 @@ from toolkit.wire import (
     decode_response,
     encode_form,
 )
+
+if TYPE_CHECKING:
+    from toolkit.recording import Recorder
 
 Fields = Mapping[str, object]
 # Operations that add a transaction to an existing order (same orderid, their own serial-number).
@@ -122,7 +126,10 @@ class GatewayClient:
         clock: Callable[[], float] = time.time,
         nonce: Callable[[], str] = new_nonce,
         validate: bool = True,
+        record: Recorder | str | Path | None = None,
     ) -> None:
+        """``record``: a ``toolkit.recording.Recorder`` that keeps every exchange (masked, as HAR 1.2), or a
+        path: the client's own recorder, written there on ``close()``."""
         self.config = config
         self.session = session or requests.Session()
         self.observers = list(observers)
@@ -131,12 +138,22 @@ class GatewayClient:
         self.validate = validate
         self._endpoints: dict[str, str] = {}  # orderid -> concrete end-point-id (group addressing)
         self._later: set[str] = set()  # serial-numbers of later transactions of an order (capture, return...)
+        self._record_to: Path | None = None
+        if isinstance(record, (str, Path)):
+            from toolkit.recording import Recorder
+
+            self._record_to, record = Path(record), Recorder()
+        self.recorder: Recorder | None = record
+        # How this client signs, for a recording, when not as its profile says ("another key"): a replay too.
+        self.recording_note = ""
 
     def __repr__(self) -> str:
         return f"GatewayClient(profile={self.config.profile!r}, base_url={self.config.base_url!r})"
 
     def close(self) -> None:
         self.session.close()
+        if self.recorder is not None and self._record_to is not None:
+            self.recorder.write(self._record_to, title=f"gatekit client, profile {self.config.profile}")
 
     def __enter__(self) -> GatewayClient:
         return self
@@ -302,6 +319,20 @@ class GatewayClient:
         trace: SignatureTrace | None,
         error: str | None = None,
     ) -> None:
+        if self.recorder is not None:
+            self.recorder.exchange(
+                operation=op.name,
+                method=request.method or "POST",
+                url=request.url or "",
+                headers=dict(request.headers),
+                fields=decode_request_body(request.body),
+                status=answer.status_code if answer is not None else None,
+                response_headers=dict(answer.headers) if answer is not None else {},
+                body=answer.text if answer is not None else "",
+                elapsed=time.monotonic() - started,
+                error=error,
+                signed_with=self.recording_note,
+            )
         if not self.observers:  # nobody looks: no record is built, nothing is decoded or masked
             return
         exchange = Exchange.capture(

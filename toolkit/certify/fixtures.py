@@ -22,8 +22,10 @@ the reason, like ``@simulator`` scenarios.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+import allure
 import pytest
 
 from toolkit.certify.plugin import profile_option
@@ -37,6 +39,7 @@ if TYPE_CHECKING:  # imported by the fixtures when they run: the xdist controlle
     from toolkit.flows import Merchant
     from toolkit.payer import Payer
     from toolkit.payer.browser import BrowserPayer
+    from toolkit.recording import Recorder, RecordingRun
     from toolkit.simcontrol import SimulatorControl
     from toolkit.simulator.server import SimulatorServer
 
@@ -58,6 +61,52 @@ def gateway_config(gateway_target: GatewayTarget) -> GatewayConfig:
     return gateway_target.config
 
 
+@pytest.fixture(scope="session")
+def gateway_recording(request: pytest.FixtureRequest, gateway_target: GatewayTarget) -> RecordingRun | None:
+    """The run's recordings (``--gateway-record DIR``), or None: one HAR per scenario and ``index.json``."""
+    folder = request.config.getoption("--gateway-record")
+    if not folder:
+        return None
+    from toolkit.recording import RecordingRun
+
+    worker = getattr(request.config, "workerinput", {}).get("workerid", "")
+    base = "embedded simulator" if gateway_target.is_simulator else gateway_target.config.base_url
+    simulator = gateway_target.simulator_summary() if gateway_target.is_simulator else None
+    return RecordingRun(Path(folder), profile=gateway_target.profile, base_url=base, simulator=simulator, part=worker)
+
+
+@pytest.fixture(autouse=True)
+def gateway_recorder(request: pytest.FixtureRequest) -> Iterator[Recorder | None]:
+    """The scenario's recorder with ``--gateway-record`` (None without): the fixtures' clients and payers and
+    the callback receiver feed it; at the end its HAR is written and attached to the Allure result."""
+    if not request.config.getoption("--gateway-record"):
+        yield None
+        return
+    from datetime import UTC, datetime
+
+    from toolkit.certify import naming
+    from toolkit.certify.plugin import recorded_outcome
+    from toolkit.recording import Recorder
+
+    run: RecordingRun = request.getfixturevalue("gateway_recording")
+    target: GatewayTarget = request.getfixturevalue("gateway_target")
+    recorder, receiver = Recorder(), target.receiver
+    observer = lambda received: recorder.arrival(received, receiver.base_url)  # noqa: E731
+    receiver.observers.append(observer)
+    started = datetime.now(UTC).isoformat(timespec="milliseconds")
+    try:
+        yield recorder
+    finally:
+        receiver.observers.remove(observer)
+        node = request.node
+        name = naming.title(node) if naming.template_of(node) is not None else node.name
+        path = run.add(name, recorder, nodeid=node.nodeid, outcome=recorded_outcome(node), started=started,
+                       tags=sorted(naming.tags(node)))  # fmt: skip
+        if getattr(request.config.option, "allure_report_dir", None):
+            attach: Any = allure.attach  # (untyped)
+            attach.file(str(path), name="recording (HAR 1.2, masked)", extension="har")
+
+
 @pytest.fixture
 def exchange_observer() -> Callable[[Exchange], None]:
     """Where each HTTP exchange of the fixtures' clients goes: a masked Allure step."""
@@ -68,11 +117,11 @@ def exchange_observer() -> Callable[[Exchange], None]:
 
 @pytest.fixture
 def gateway_client(
-    gateway_target: GatewayTarget, exchange_observer: Callable[[Exchange], None]
+    gateway_target: GatewayTarget, exchange_observer: Callable[[Exchange], None], gateway_recorder: Recorder | None
 ) -> Iterator[GatewayClient]:
     from toolkit.client import GatewayClient
 
-    client = GatewayClient(gateway_target.config, observers=[exchange_observer])
+    client = GatewayClient(gateway_target.config, observers=[exchange_observer], record=gateway_recorder)
     yield client
     client.close()
 
@@ -114,7 +163,7 @@ def merchant(gateway_client: GatewayClient, gateway_target: GatewayTarget) -> Me
 
 
 @pytest.fixture
-def payer(gateway_target: GatewayTarget) -> Iterator[Payer]:
+def payer(gateway_target: GatewayTarget, gateway_recorder: Recorder | None) -> Iterator[Payer]:
     """Every request of the payer's browser goes to Allure as a masked step, and a page it cannot read too.
 
     It reads the profile's ``[profiles.NAME.payer]`` and knows where the merchant receives it (the receiver)."""
@@ -126,13 +175,14 @@ def payer(gateway_target: GatewayTarget) -> Iterator[Payer]:
         settings=gateway_target.payer,
         merchant_urls=[gateway_target.receiver.redirect_url],
         lost_observers=[reporting.attach_lost_page],
+        recorder=gateway_recorder,
     )
     yield browser
     browser.session.close()
 
 
 @pytest.fixture
-def browser_payer(gateway_target: GatewayTarget) -> Iterator[BrowserPayer]:
+def browser_payer(gateway_target: GatewayTarget, gateway_recorder: Recorder | None) -> Iterator[BrowserPayer]:
     """A fresh headless Chromium per test; needs ``pip install 'gatekit[browser]'`` and Chromium.
 
     Each page it reaches is screenshot into the Allure step (before the payer types anything).
@@ -149,5 +199,6 @@ def browser_payer(gateway_target: GatewayTarget) -> Iterator[BrowserPayer]:
         settings=gateway_target.payer,
         merchant_urls=[gateway_target.receiver.redirect_url],
         lost_observers=[reporting.attach_lost_page],
+        recorder=gateway_recorder,
     ) as browser:
         yield browser

@@ -48,6 +48,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--gateway-config", default=None, help="TOML file with named profiles (default: gatekit.toml)")
     group.addoption(
+        "--gateway-record",
+        default=None,
+        metavar="DIR",
+        help="record every scenario's exchanges, payer pages and callbacks as HAR 1.2 in DIR (masked), with "
+        "index.json; gatekit drift DIR compares them with the simulator",
+    )
+    group.addoption(
         "--simulator-lenient",
         action="store_true",
         help="embed a lenient simulator: it forgives what the production gateway refuses (journal warnings)",
@@ -58,6 +65,22 @@ def pytest_configure(config: pytest.Config) -> None:
     for tag in (*FLOW_TAGS, *OPERATIONS):
         config.addinivalue_line("markers", f"{tag}: gatekit scenario tag")
     tidy.install(config)
+    folder = config.getoption("--gateway-record", None)
+    if folder and not hasattr(config, "workerinput"):  # the run's first process: an earlier run's files go
+        from toolkit.recording import clear
+
+        clear(Path(folder))
+
+
+_OUTCOME = pytest.StashKey[str]()  # passed, failed or skipped: what the scenario's recording says of it
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        item.stash[_OUTCOME] = report.outcome
 
 
 def profile_option(config: pytest.Config) -> tuple[str | None, Path | None]:
@@ -195,3 +218,7 @@ def pytest_bdd_after_step(request: pytest.FixtureRequest, *args: Any) -> None:
 def pytest_bdd_step_error(request: pytest.FixtureRequest, feature: Any, scenario: Any, step: Any, step_func: Any,
                           step_func_args: Any, exception: Exception) -> None:  # fmt: skip
     _close_step(request, exception)
+
+
+def recorded_outcome(item: pytest.Item) -> str:
+    return item.stash.get(_OUTCOME, "")

@@ -58,6 +58,7 @@ class CertifyOptions:
     workers: int = 0
     html: bool = True
     lenient: bool = False  # the embedded simulator forgives what the production gateway refuses
+    record: Path | None = None  # HAR 1.2 recordings of every scenario (``--gateway-record``)
 
 
 def own_features(options: CertifyOptions, cwd: Path) -> Path | None:
@@ -124,6 +125,8 @@ def pytest_args(options: CertifyOptions, folders: list[Path], cwd: Path) -> list
         args += ["-n", str(options.workers)]
     if options.lenient:
         args.append("--simulator-lenient")
+    if options.record:
+        args.append(f"--gateway-record={options.record.resolve()}")
     return args
 
 
@@ -179,6 +182,8 @@ def certify(options: CertifyOptions, cwd: Path | None = None) -> int:
     seconds = time.monotonic() - started
     junit = options.reports / "junit.xml"
     print(f"\nAllure results: {options.results.resolve()}\nJUnit XML: {junit.resolve()}")
+    if options.record:
+        print(f"Recordings (HAR 1.2): {options.record.resolve()} (gatekit drift {options.record})")
     index = None
     if junit.is_file():
         summary.name_test_cases(junit)

@@ -62,6 +62,14 @@ class GatewayTarget:
 
         return self.payer_settings or PayerSettings()
 
+    def simulator_summary(self) -> dict[str, object]:
+        """The embedded simulator's settings that shape what a run sees (for a recording's index)."""
+        if self.server is None:
+            return {}
+        settings = self.server.settings
+        names = ("latency", "method_timeout", "challenge_timeout", "form_timeout", "page_style", "lenient")
+        return {name: getattr(settings, name) for name in names}
+
     @property
     def latency(self) -> float:
         """Seconds the embedded simulator takes to decide (0 on a sandbox: not ours to know)."""

@@ -62,6 +62,12 @@ def register(subparsers: Subparsers) -> None:
         action="store_true",
         help="embedded simulator only: forgive what the production gateway refuses (the journal warns)",
     )
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="DIR",
+        help="record every scenario as HAR 1.2 in DIR (masked), with index.json, for gatekit drift DIR",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -72,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
 
     options = CertifyOptions(profile=args.profile, tags=args.tags, config_file=args.config, suite=args.suite,
                              suite_only=args.suite_only, results=args.results, reports=args.reports,
-                             workers=args.workers, html=not args.no_html, lenient=args.lenient)  # fmt: skip
+                             workers=args.workers, html=not args.no_html, lenient=args.lenient,
+                             record=args.record)  # fmt: skip
     try:
         if args.list or args.list_tags:
             return show(options, tags_only=args.list_tags)

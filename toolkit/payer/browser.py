@@ -21,6 +21,7 @@ from toolkit.payer import reading
 from toolkit.payer.forms import Button, Form, Page
 from toolkit.payer.http import CARD_FIELDS, PayerError
 from toolkit.payer.reading import DEFAULT_SETTINGS, NotFound, PayerSettings
+from toolkit.recording.recorder import Recorder, card_action
 from toolkit.testdata.cards import Card
 
 CHROMIUM_FLAGS = (
@@ -104,6 +105,7 @@ class BrowserPayer:
         settings: PayerSettings = DEFAULT_SETTINGS,
         merchant_urls: Sequence[str] = (),
         lost_observers: Sequence[LostObserver] = (),
+        recorder: Recorder | None = None,
     ) -> None:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
@@ -124,6 +126,7 @@ class BrowserPayer:
         self.settings = settings
         self.merchant_urls = list(merchant_urls)
         self.lost_observers = list(lost_observers)
+        self.recorder = recorder  # the pages the browser reached, with what the payer did (``toolkit.recording``)
         self.driver.set_window_size(*WINDOW)
 
     def close(self) -> None:
@@ -194,8 +197,28 @@ class BrowserPayer:
 
     # --- the steps -------------------------------------------------------------------------------
 
+    def _record(self, method: str, url: str, fields: dict[str, str] | None, step: str, started: float) -> None:
+        """The page the browser shows now, as the answer to what the payer did (Selenium sees no requests)."""
+        if self.recorder is None:
+            return
+        self.driver.switch_to.default_content()
+        self.recorder.visit(
+            method=method,
+            url=url,
+            fields=list(fields.items()) if fields is not None else None,
+            status=200,  # (a browser driven by Selenium does not tell the status of what it loaded)
+            body=self.driver.page_source,
+            elapsed=time.monotonic() - started,
+            final_url=self.driver.current_url,
+            step=step,
+        )
+
     def open(self, url: str) -> None:
+        started = time.monotonic()
+        if self.recorder is not None:
+            self.recorder.payer_action("open")
         self.driver.get(url)
+        self._record("GET", url, None, "open the page", started)
         self.snapshot("opened the page")
 
     def snapshot(self, what: str) -> None:
@@ -225,7 +248,11 @@ class BrowserPayer:
         except NotFound as exc:
             raise self.lost(str(exc), page) from None
         element = self._type(form, entries)
+        started = time.monotonic()
+        if self.recorder is not None:
+            self.recorder.payer_action("pay", card=card_action(typed))
         self._press(element, form, reading.submit_button(form))
+        self._record(form.method.upper(), form.action, entries, "pay on the hosted page", started)
         self.snapshot("pressed pay")
 
     def answer_challenge(self, password: str | None = None) -> None:
@@ -244,7 +271,11 @@ class BrowserPayer:
         except NotFound as exc:
             raise self.lost(str(exc), page) from None
         element = self._type(form, entries)
+        started = time.monotonic()
+        if self.recorder is not None:
+            self.recorder.payer_action("challenge", answer="wrong" if failing else "right")
         self._press(element, form, button)
+        self._record(form.method.upper(), form.action, entries, "answer the 3-D Secure challenge", started)
         self.snapshot("answered the challenge")
 
     def _shows_challenge(self, page: Page) -> bool:

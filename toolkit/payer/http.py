@@ -23,6 +23,7 @@ from toolkit.payer import reading
 from toolkit.payer.forms import Form, Page
 from toolkit.payer.reading import DEFAULT_SETTINGS, WRONG_PASSWORD, NotFound, PayerSettings
 from toolkit.payer.visits import Party, Visit, page_orderid, party_of, shows, submit_step
+from toolkit.recording.recorder import Recorder, card_action
 from toolkit.testdata.cards import Card
 from toolkit.testdata.outcomes import CHALLENGE_PASSWORD
 
@@ -80,8 +81,10 @@ class Payer:
         settings: PayerSettings = DEFAULT_SETTINGS,
         merchant_urls: Sequence[str] = (),
         lost_observers: Sequence[LostObserver] = (),
+        recorder: Recorder | None = None,
     ) -> None:
         self.session = session or requests.Session()
+        self.recorder = recorder  # every request, with what the payer did (``toolkit.recording``)
         self.session.headers["User-Agent"] = "gatekit-payer (a test browser without JavaScript)"
         self.timeout = timeout
         self.history: list[Page] = []
@@ -93,14 +96,29 @@ class Payer:
 
     # --- requests -----------------------------------------------------------------------------------
 
-    @staticmethod
     def _timed(
-        method: str, url: str, step: str, send: Callable[[], requests.Response], fields: Mapping[str, str] | None = None
+        self,
+        method: str,
+        url: str,
+        step: str,
+        send: Callable[[], requests.Response],
+        fields: Mapping[str, str] | None = None,
     ) -> tuple[requests.Response, Visit]:
         """Send; the answer and the visit (to the merchant until ``_page`` reads what the answer shows)."""
         started = time.monotonic()
         response = send()
         elapsed = time.monotonic() - started
+        if self.recorder is not None:
+            self.recorder.visit(
+                method=method,
+                url=url,
+                fields=list(fields.items()) if fields is not None else None,
+                status=response.status_code,
+                body=response.text,
+                elapsed=elapsed,
+                final_url=response.url,
+                step=step,
+            )
         at = datetime.now(UTC) - timedelta(seconds=elapsed)
         visit = Visit(
             at,
@@ -116,6 +134,11 @@ class Payer:
             body=mask_html(response.text),
         )
         return response, visit
+
+    def _note(self, action: str, **details: object) -> None:
+        """What the payer does next, for a recording (a replay does the same: ``gatekit drift``)."""
+        if self.recorder is not None:
+            self.recorder.payer_action(action, **details)
 
     def _record(self, visit: Visit) -> None:
         self.visits.append(visit)
@@ -198,6 +221,7 @@ class Payer:
     def follow(self, status: StatusResponse) -> Page:
         """Do what a processing status asks: go to ``redirect-to``, or render ``html`` (its frame, or its form
         submitted as its script would)."""
+        self._note("follow")
         if status.redirect_to:
             return self.settle(self.open(status.redirect_to, "follow redirect-to"))
         if status.html:
@@ -218,6 +242,7 @@ class Payer:
         """The browser loads the 3-D Secure method URL in its hidden frame (fingerprinting): the frame's ``src``,
         or the form the html posts into a frame (``threeDSMethodData``)."""
         page = self.html_page(status)
+        self._note("method")
         into_frame = next((form for form in page.forms if form.target and form.target in page.frames), None)
         if into_frame is not None:
             loaded = self.submit(into_frame, step="load the 3-D Secure method URL")
@@ -243,10 +268,12 @@ class Payer:
         except NotFound as exc:
             raise self.lost(exc, page) from None
         button = reading.submit_button(form)
+        self._note("pay", card=card_action(typed))
         return self.settle(self.submit(form, reading.submission(form, entries, button)))
 
     def enter_card(self, url: str, card: Card) -> Page:
         """Open the hosted payment page, enter the card and press pay; PayerError if the page refuses it."""
+        self._note("open")
         page = self.fill_payment_page(self.settle(self.open(url, "open the hosted payment page", "gateway")), card)
         if reading.is_payment_page(page, self.settings):
             errors = page.field_errors() or reading.error_texts(page)
@@ -270,6 +297,7 @@ class Payer:
             entries, button = reading.challenge_answer(form, password, failing=failing, settings=self.settings)
         except NotFound as exc:
             raise self.lost(exc, page) from None
+        self._note("challenge", answer="wrong" if failing else "right")
         return self.settle(self.submit(form, reading.submission(form, entries, button)))
 
     def redirect_fields(self, page: Page) -> dict[str, str]:
@@ -286,6 +314,7 @@ class Payer:
         except NotFound as exc:
             raise self.lost(exc, page) from None
         fields = dict(form.fields)
+        self._note("return")
         if form.method == "post":
             send = lambda: self.session.post(form.action, data=fields, timeout=self.timeout)  # noqa: E731
         else:

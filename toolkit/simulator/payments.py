@@ -18,7 +18,6 @@ from toolkit.simulator.engine import Call, Engine, Result, new_token
 from toolkit.simulator.errors import SimError, state_error
 from toolkit.simulator.plans import card_values, expiry_plan, plan_of
 from toolkit.simulator.store import Row, dumps
-from toolkit.testdata.outcomes import outcome_for_cvv
 from toolkit.validation import Problem, request_problems
 
 KIND_OF = {
@@ -58,7 +57,7 @@ def card_plan(
     A card whose expiry month has passed (on the simulator's clock) is declined as expired, with no
     3-D Secure step, whatever its CVV2; a lenient simulator lets it through with a warning.
     """
-    outcome = outcome_for_cvv(fields["cvv2"])
+    outcome = engine.settings.outcome_for_cvv(fields["cvv2"])
     expired = expiry_plan(
         engine.clock.now(),
         fields.get("expire_month", ""),

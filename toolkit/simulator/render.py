@@ -74,6 +74,8 @@ def result_body(engine: Engine, result: Result, call: Call, base: str) -> dict[s
     if result.kind is ResponseKind.STATUS and tx is not None:
         body.update(status_fields(engine, tx, base))
     body.update(result.fields)
+    for name in engine.settings.omit_fields:  # (a gateway that sends fewer fields: a stand-in for a sandbox)
+        body.pop(name, None)
     return body
 
 

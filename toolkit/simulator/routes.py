@@ -159,6 +159,9 @@ def make_handler(op: Operation, by_group: bool) -> Handler:
 async def respond(request: Request, op: Operation, by_group: bool, raw: bytes) -> Answer:
     """The answer to the body ``raw`` of a request for ``op`` (a delay fault waits here: no thread held)."""
     serial = render.new_serial()
+    delay = request.app.state.settings.answer_delay
+    if delay > 0:  # (a slow gateway or network: no thread is held while it waits)
+        await asyncio.sleep(delay)
     answered = await _answer(request, op, by_group, raw, serial, faults=True)
     if isinstance(answered, float):  # a delay fault: wait here, then answer
         await asyncio.sleep(answered)

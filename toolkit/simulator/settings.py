@@ -10,6 +10,11 @@
     method_timeout = 10                # the 3-D Secure method window (spec 8): then the step counts as N
     form_timeout = 1800                # a hosted payment page not submitted by then expires (declined)
     page_style = "standard"            # "alternate": hosted and ACS pages with other ids, names and layout
+    answer_delay = 0.0                 # seconds every gateway answer waits (a slow network or gateway)
+    omit_fields = ["descriptor"]       # answer fields left out (a gateway that sends fewer)
+
+    [simulator.outcomes]               # rows of the CVV2 outcome table replaced
+    "116" = { status = "declined", error_code = "05", error_message = "Do not honor" }
     max_body_bytes = 65536             # a bigger request body is refused with 413
     request_timeout = 10.0             # seconds to receive a whole request (idle, slow headers, slow body)
     journal_size = 10000               # journal entries kept in memory (a ring); with --db: rows kept
@@ -46,7 +51,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from toolkit import demo
 from toolkit.keys import KeyProblem, load_public_key
 from toolkit.masking import Secret
+from toolkit.models import Status
 from toolkit.money import MoneyError, currency_exponent, to_minor_units
+from toolkit.testdata.outcomes import CardOutcome, outcome_for_cvv
 
 
 class SettingsError(ValueError):
@@ -81,6 +88,11 @@ class SimulatorSettings:
     method_timeout: float = 10.0  # spec section 8
     form_timeout: float = 1800.0  # a hosted payment page not submitted by then expires: the order declines
     page_style: str = "standard"  # "alternate": the payer's pages with other ids, names and layout (issue 24)
+    # A gateway that differs (a stand-in for a sandbox, a slower or otherwise worded one): each answer waits
+    # ``answer_delay`` seconds, answers leave out ``omit_fields``, and ``outcomes`` replaces rows of the CVV2 table.
+    answer_delay: float = 0.0
+    omit_fields: tuple[str, ...] = ()
+    outcomes: tuple[CardOutcome, ...] = field(default=(), compare=False)
     lenient: bool = False  # forgive what the production gateway refuses (with a journal warning)
     # The simulator as a network service (issue 9): limits, timeouts, the journal, callbacks, addresses.
     max_body_bytes: int = 65536
@@ -94,6 +106,11 @@ class SimulatorSettings:
     def is_lenient(self, merchant: Merchant) -> bool:
         """Whether requests of ``merchant`` are checked leniently (its own setting wins)."""
         return self.lenient if merchant.lenient is None else merchant.lenient
+
+    def outcome_for_cvv(self, cvv2: str) -> CardOutcome:
+        """The outcome table's row for a CVV2, or the row ``outcomes`` puts in its place."""
+        cvv2 = cvv2.strip()
+        return next((outcome for outcome in self.outcomes if outcome.cvv2 == cvv2), None) or outcome_for_cvv(cvv2)
 
     def merchant_by_login(self, login: str) -> Merchant | None:
         return next((m for m in self.merchants if m.login == login), None)
@@ -220,6 +237,41 @@ def _hosts(where: str, name: str, value: Any) -> tuple[str, ...]:
     return tuple(item.strip().lower() for item in value)
 
 
+def _names(where: str, name: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+        raise SettingsError(f'{where}: {name} must be a list of field names, e.g. ["descriptor"]')
+    return tuple(item.strip() for item in value)
+
+
+_OUTCOME_KEYS = ("status", "error_code", "error_message")
+
+
+def _outcomes(where: str, name: str, value: Any) -> tuple[CardOutcome, ...]:
+    """``[simulator.outcomes]``: CVV2 -> ``{status, error_code, error_message}``, each replacing its table row."""
+    if not isinstance(value, dict):
+        raise SettingsError(f'{where}: {name} must be a table, e.g. "116" = {{ status = "declined", ... }}')
+    rows = []
+    for cvv2, row in value.items():
+        if not (cvv2.isascii() and cvv2.isdigit() and len(cvv2) in (3, 4)) or not isinstance(row, dict):
+            raise SettingsError(
+                f'{where}: {name}: "{cvv2}" must be a CVV2 (3 or 4 digits) with a table of {_OUTCOME_KEYS}'
+            )
+        unknown = sorted(set(row) - set(_OUTCOME_KEYS))
+        if unknown or "status" not in row:
+            raise SettingsError(
+                f"{where}: {name} {cvv2}: give status (and error_code, error_message); unknown {unknown}"
+            )
+        try:
+            status = Status(str(row["status"]))
+        except ValueError:
+            raise SettingsError(f"{where}: {name} {cvv2}: status {row['status']!r} is not a gateway status") from None
+        base = outcome_for_cvv(cvv2)
+        rows.append(CardOutcome(f"{base.name} (as configured)", cvv2, status, base.three_ds,
+                                str(row.get("error_code", "")), str(row.get("error_message", "")),
+                                f"{status.value} (configured)"))  # fmt: skip
+    return tuple(rows)
+
+
 PAGE_STYLES = ("standard", "alternate")
 
 
@@ -255,6 +307,8 @@ _PARSERS = {
     "callback_hosts": _hosts,
     "public_url": _public_url,
     "page_style": _page_style,
+    "omit_fields": _names,
+    "outcomes": _outcomes,
 }
 
 

@@ -1,0 +1,93 @@
+"""``gatekit drift RECORDING [OTHER]``: where the simulator differs from a sandbox, from recordings.
+
+    gatekit certify --profile sandbox --record recordings/sandbox
+    gatekit drift recordings/sandbox                      # replay on a fresh simulator, compare
+    gatekit drift recordings/sandbox recordings/simulator # compare two recordings
+
+The table goes to the terminal; ``--out`` (default ``reports/drift``) gets ``drift.md`` (for a CI summary),
+``drift.html`` (standalone), ``drift.json`` and the replay's recordings (``replay/``).  ``drift.toml`` (or
+``--accept FILE``) lists the differences a team knows, each with its reason.  Exit status: 0 no difference
+that is not accepted, 1 some, 2 it could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from toolkit.commands.common import Subparsers, UsageError
+
+if TYPE_CHECKING:
+    from toolkit.drift.report import DriftReport
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "drift",
+        help="compare a sandbox run's recordings with the simulator (or with another recording)",
+        description="Replay a recorded run (gatekit certify --record DIR) on a fresh embedded simulator and say, "
+        "scenario by scenario, where the simulator answers otherwise; or compare two recordings.",
+    )
+    parser.add_argument("recording", type=Path, help="a recorded run: a folder with index.json and .har files")
+    parser.add_argument("other", type=Path, nargs="?", help="another recorded run to compare with (no replay)")
+    parser.add_argument("--accept", type=Path, help="the differences known and accepted (default: ./drift.toml)")
+    parser.add_argument("--out", type=Path, default=Path("reports/drift"), help="where the reports go")
+    parser.add_argument(
+        "--profile",
+        help="a simulator profile of gatekit.toml whose [profiles.NAME.simulator] settings the replay uses "
+        "(default: the embedded simulator of gatekit certify)",
+    )
+    parser.add_argument("--config", type=Path, help="profiles TOML (default: gatekit.toml)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from toolkit.drift import drift_report
+    from toolkit.drift.accept import AcceptError
+    from toolkit.drift.report import html_page, json_text, markdown, table
+    from toolkit.recording import read_index
+
+    for folder in (args.recording, args.other):
+        if folder is not None:
+            try:
+                read_index(folder)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+    accept = args.accept or (Path("drift.toml") if Path("drift.toml").is_file() else None)
+    if args.accept is not None and not args.accept.is_file():
+        raise UsageError(f"--accept {args.accept}: no such file")
+    out: Path = args.out
+    try:
+        if args.other is not None:
+            report = drift_report(args.recording, args.other, accept=accept)
+        else:
+            report = _replayed(args, out, accept)
+    except AcceptError as exc:
+        raise UsageError(str(exc)) from None
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "drift.md").write_text(markdown(report), encoding="utf-8")
+    (out / "drift.html").write_text(html_page(report), encoding="utf-8")
+    (out / "drift.json").write_text(json_text(report), encoding="utf-8")
+    print(table(report), end="")
+    print(f"\nReports: {out / 'drift.md'}, {out / 'drift.html'}, {out / 'drift.json'}")
+    return 1 if report.open else 0
+
+
+def _replayed(args: argparse.Namespace, out: Path, accept: Path | None) -> DriftReport:
+    from toolkit.certify.target import embedded_settings
+    from toolkit.drift import drift_report
+    from toolkit.drift.replay import replay_run
+
+    settings = embedded_settings(args.profile, config_file=args.config)
+    replayed = replay_run(args.recording, out / "replay", settings)
+    label = f"a fresh simulator (latency {settings.latency:g} s; its replay in {replayed.folder})"
+    return drift_report(
+        args.recording,
+        replayed.folder,
+        accept=accept,
+        skipped=replayed.skipped,
+        notes=replayed.notes,
+        simulator_label=label,
+        latency_now=settings.latency,
+    )

@@ -1,0 +1,345 @@
+"""A recorded run's sequence replayed against a fresh embedded simulator, recorded the same way.
+
+For each scenario: the merchant's requests, in order, with the same operations, amounts, currencies and
+outcome choices (a test CVV2 is kept in a recording; a card number is rebuilt from its BIN and last four, a
+public test card as itself), signed anew for the simulator's demo merchant; each wait on an order's status
+until what the recorded wait ended on (a final status, a step for the payer, ``unknown``); and what the payer
+did (open the page, pay with the card, answer the challenge right or wrong, the method step, follow the
+status, return to the merchant), by gatekit's payer on the simulator's pages.  What the gateway assigned
+(orderid, card-ref-id, serial numbers, addresses, the CRes / PaRes) is mapped from the recording's values to
+the replay's as they come.  ``@simulator`` scenarios are not replayed: they need the control API.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from toolkit.callbacks import CallbackReceiver, Received
+from toolkit.client import GatewayClient
+from toolkit.config import PollSchedule
+from toolkit.drift.trace import ASSIGNED, FINAL, answer_of, read
+from toolkit.errors import GatewayError, WaitTimeout
+from toolkit.fields import luhn_ok
+from toolkit.masking import CVV_MASK, is_cvv_name, is_pan_name
+from toolkit.models import Status, StatusResponse
+from toolkit.payer import Payer, PayerError
+from toolkit.recording import Recorder, RecordingRun, clear, read_index
+from toolkit.recording.har import fields_of
+from toolkit.signing import new_nonce
+from toolkit.simulator.server import SimulatorServer
+from toolkit.simulator.settings import SimulatorSettings
+from toolkit.testdata.cards import Card
+from toolkit.testdata.outcomes import EXAMPLE_CARDS, THREE_DS_V1_CARDS
+
+NOT_IN_THE_TABLE = "999"  # a CVV2 a recording masked (not a test value): "any other" declines, as on the sandbox
+WAIT = PollSchedule(intervals=(0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.25), deadline=15.0)
+SKEW = 60  # seconds: an OAuth timestamp further than this from the moment it was sent was off on purpose
+CALLBACKS_DEADLINE = 5.0  # seconds a replayed scenario waits for the callbacks its recording received
+KNOWN_CARDS = (*THREE_DS_V1_CARDS, *EXAMPLE_CARDS)
+
+
+def card_number(masked: str) -> str:
+    """A Luhn-valid number with the BIN and last four of ``masked`` (``453897******6732``); a public test card
+    (3-D Secure 1.0.2, the examples) as itself."""
+    digits = masked.strip()
+    for known in KNOWN_CARDS:
+        if len(known) == len(digits) and known[:6] == digits[:6] and known[-4:] == digits[-4:]:
+            return known
+    middle = len(digits) - 10
+    for filler in range(10):
+        number = digits[:6] + str(filler) * middle + digits[-4:]
+        for position in range(6, 6 + middle):
+            for digit in "0123456789":
+                candidate = number[:position] + digit + number[position + 1 :]
+                if luhn_ok(candidate):
+                    return candidate
+    return digits
+
+
+def _unmasked(name: str, value: str) -> str:
+    if "*" in value and is_pan_name(name) and value.replace("*", "").isdigit():
+        return card_number(value)
+    if is_cvv_name(name) and value == CVV_MASK:
+        return NOT_IN_THE_TABLE
+    return value
+
+
+@dataclass
+class ScenarioReplay:
+    """One scenario's recording replayed on ``server``; ``recorder`` holds the replay."""
+
+    server: SimulatorServer
+    receiver: CallbackReceiver
+    archive: Mapping[str, Any]
+    recorder: Recorder = field(default_factory=Recorder)
+    values: dict[str, str] = field(default_factory=dict)  # recorded value -> the replay's
+    notes: list[str] = field(default_factory=list)  # what could not be replayed, in words
+    last_status: StatusResponse | None = None
+    nonces: dict[str, str] = field(default_factory=dict)  # recorded oauth_nonce -> the replay's
+    _delivered: object = None  # the page the replay's payer last returned to the merchant from
+    login: str | None = ""
+
+    def run(self) -> Recorder:
+        entries = sorted(self.archive["log"]["entries"], key=lambda item: item["startedDateTime"])
+        logins = Counter(fields_of(item).get("login") for item in entries if item.get("_kind") == "exchange")
+        logins.pop(None, None)
+        self.login = logins.most_common(1)[0][0] if logins else ""  # the merchant's login in the recording
+
+        def observer(received: Received) -> None:  # (which are this scenario's is for the comparison to say)
+            self.recorder.arrival(received, self.receiver.base_url)
+
+        self.receiver.clear()
+        self.receiver.observers.append(observer)
+        config = self.server.client_config()
+        wrong = config.with_overrides(control_key="not-the-merchant-control-key")
+        with (
+            GatewayClient(config, record=self.recorder, validate=False) as client,
+            GatewayClient(wrong, record=self.recorder, validate=False) as self.wrong_key,
+        ):
+            self.wrong_key.recording_note = "another key"
+            self.client = client
+            self.payer = Payer(recorder=self.recorder, merchant_urls=[self.receiver.redirect_url])
+            try:
+                self._steps(entries)
+                self._callbacks(sum(1 for item in entries if item.get("_kind") == "callback"))
+            finally:
+                self.payer.session.close()
+                self.receiver.observers.remove(observer)
+        return self.recorder
+
+    def _steps(self, entries: list[dict[str, Any]]) -> None:
+        index = 0
+        while index < len(entries):
+            item = entries[index]
+            kind = item.get("_kind", "exchange")
+            if kind == "exchange" and item.get("_operation") == "status":
+                group = self._wait_group(entries, index)
+                self._wait(group)
+                index = entries.index(group[-1])
+            elif kind == "exchange":
+                self._call(item)
+            elif kind == "visit":
+                self._payer(item)
+            elif kind == "redirect":  # the payer came back to the merchant (a browser does it by itself)
+                self._deliver(fields_of(item))
+            index += 1
+
+    @staticmethod
+    def _wait_group(entries: list[dict[str, Any]], start: int) -> list[dict[str, Any]]:
+        """The status polls of one wait: those with the same fields, callbacks and redirects between them."""
+        key = fields_of(entries[start])
+        key.pop("control", None)
+        group = [entries[start]]
+        for item in entries[start + 1 :]:
+            if item.get("_kind") in ("callback", "redirect"):
+                continue
+            fields = fields_of(item)
+            fields.pop("control", None)
+            if item.get("_kind") != "exchange" or item.get("_operation") != "status" or fields != key:
+                break
+            group.append(item)
+        return group
+
+    # --- the merchant -----------------------------------------------------------------------------------
+
+    def _fields(self, recorded: Mapping[str, str]) -> dict[str, str]:
+        """The recorded request's fields for the replay: the demo merchant's login, the replay's receiver, the
+        replay's values for what the gateway assigned, card numbers rebuilt; no control (signed anew)."""
+        fields: dict[str, str] = {}
+        for name, value in recorded.items():
+            if name == "control":
+                continue
+            if name == "login" and value == self.login:  # the merchant's own; another (or none) as recorded
+                value = self.client.config.login
+            elif name in ("server_callback_url", "notify_url"):
+                value = self.receiver.callback_url + _tag(value, "callback")
+            elif name == "redirect_url":
+                value = self.receiver.redirect_url + _tag(value, "redirect")
+            else:
+                value = self.values.get(value, _unmasked(name, value))
+            fields[name] = value
+        return fields
+
+    def _signing(self, item: Mapping[str, Any]) -> GatewayClient:
+        """The client that signs the replayed request as the recorded one was: the same offset of its OAuth
+        timestamp from the moment it was sent (a stale one stays stale), the same nonce again where the
+        recording repeated one, another key where the recording says so."""
+        client = self.wrong_key if item.get("_signed_with") == "another key" else self.client
+        header = next((h["value"] for h in item["request"]["headers"] if h["name"].lower() == "authorization"), "")
+        oauth = dict(re.findall(r'(oauth_\w+)="([^"]*)"', header))
+        if "oauth_timestamp" in oauth and oauth["oauth_timestamp"].isdigit():
+            sent = datetime.fromisoformat(item["startedDateTime"]).timestamp()
+            offset = int(oauth["oauth_timestamp"]) - sent
+            client.clock = (lambda: time.time() + offset) if abs(offset) > SKEW else time.time
+        if "oauth_nonce" in oauth:
+            nonce = self.nonces.setdefault(oauth["oauth_nonce"], new_nonce())
+            client.nonce = lambda: nonce
+        return client
+
+    def _call(self, item: Mapping[str, Any]) -> None:
+        operation = str(item.get("_operation", ""))
+        fields = self._fields(fields_of(item))
+        group = "/group/" in item["request"]["url"]
+        before = len(self.recorder)
+        client = self._signing(item)
+        try:
+            client.send(client.prepare(operation, fields, use_group=group, validate=False))
+        except GatewayError:
+            pass  # (the answer, a refusal included, is in the replay's recording: compared there)
+        except (ValueError, KeyError) as exc:
+            self.notes.append(f"{operation}: not replayed ({exc})")
+            return
+        self._learn(answer_of(item), self._answer_since(before))
+
+    def _answer_since(self, before: int) -> dict[str, str]:
+        entries = self.recorder.entries
+        return answer_of(entries[-1]) if len(entries) > before else {}
+
+    def _learn(self, recorded: Mapping[str, str], replayed: Mapping[str, str]) -> None:
+        """Map what the gateway assigned in the recording to what it assigned in the replay."""
+        for name in (*ASSIGNED, "merchant-order-id"):
+            if recorded.get(name) and replayed.get(name):
+                self.values.setdefault(recorded[name], replayed[name])
+
+    def _wait(self, group: list[dict[str, Any]]) -> None:
+        """Poll the status until what the recorded wait ended on; one poll when it ended on ``processing``."""
+        recorded = answer_of(group[-1])
+        fields = self._fields(fields_of(group[0]))
+        until = _until(recorded, int(group[-1]["response"]["status"]))
+        query = {"client_orderid": fields.get("client_orderid"), "orderid": fields.get("orderid")}
+        if fields.get("by-request-sn"):
+            query["by_request_sn"] = fields["by-request-sn"]
+        before = len(self.recorder)
+        try:
+            if until is None:
+                self.last_status = self.client.status(**{k: v for k, v in query.items() if v})
+            else:
+                wanted = {k: v for k, v in query.items() if v}
+                self.last_status = self.client.wait_for_status(until=until, schedule=WAIT, **wanted)  # type: ignore[arg-type]
+        except (GatewayError, WaitTimeout):
+            pass
+        self._learn(recorded, self._answer_since(before))
+
+    # --- the payer -----------------------------------------------------------------------------------
+
+    def _deliver(self, recorded: Mapping[str, str]) -> None:
+        """The replay's payer returns to the merchant from the page it is on (once per page); what it brings
+        (the CRes, the PaRes...) is mapped from what the recorded payer brought (``recorded``)."""
+        page = self.payer.history[-1] if self.payer.history else None
+        if page is None or page is self._delivered:
+            return
+        self._delivered = page
+        try:
+            delivered = self.payer.return_to_merchant(page)
+        except PayerError as exc:
+            self.notes.append(f"the payer's return: {exc}")
+            return
+        for name, value in recorded.items():
+            if name in delivered.fields and value and name not in ("status", "control", "amount", "currency"):
+                self.values.setdefault(value, delivered.fields[name])
+
+    def _payer(self, item: Mapping[str, Any]) -> None:
+        action = dict(item.get("_action") or {})
+        step = action.get("action") or ("open" if item.get("_step", "").startswith("open the") else "")
+        page = self.payer.history[-1] if self.payer.history else None
+        try:
+            if step == "open":
+                url = self.values.get(item["request"]["url"], item["request"]["url"])
+                self.payer.settle(self.payer.open(url))
+            elif step == "pay" and page is not None:
+                self.payer.fill_payment_page(page, _card(action.get("card", {})))
+            elif step == "challenge" and page is not None:
+                self.payer.answer_challenge(page, self.payer.settings.password(str(action.get("answer", "right"))))
+            elif step == "method" and self.last_status is not None:
+                self.payer.load_method_url(self.last_status)
+            elif step == "follow" and self.last_status is not None:
+                self.payer.follow(self.last_status)
+            elif step == "return":
+                self._deliver(fields_of(item))
+        except PayerError as exc:
+            self.notes.append(f"the payer's {step}: {exc}")
+
+    def _callbacks(self, expected: int) -> None:
+        """Until the replay received as many callbacks as the recording did (a deadline, not a sleep)."""
+        deadline = time.monotonic() + CALLBACKS_DEADLINE
+        while time.monotonic() < deadline:
+            if sum(1 for item in self.recorder.entries if item.get("_kind") == "callback") >= expected:
+                return
+            time.sleep(0.02)
+
+
+def _tag(url: str, kind: str) -> str:
+    """What follows ``/callback`` or ``/redirect`` in a receiver's address (the order's tag), with its slash."""
+    marker = f"/{kind}"
+    return url[url.index(marker) + len(marker) :] if marker in url else ""
+
+
+def _card(recorded: Mapping[str, Any]) -> Card:
+    number = str(recorded.get("number", ""))
+    cvv2 = str(recorded.get("cvv2", ""))
+    if "*" in number:
+        number = card_number(number)
+        if recorded.get("luhn") is False:  # the payer mistyped it: so does the replay's (the check digit moved)
+            number = number[:-1] + str((int(number[-1]) + 1) % 10)
+    return Card(
+        number,
+        recorded.get("expire_month", "12"),
+        recorded.get("expire_year", "2099"),
+        NOT_IN_THE_TABLE if cvv2 == CVV_MASK else cvv2,
+        recorded.get("holder", ""),
+    )
+
+
+def _until(recorded: Mapping[str, str], http_status: int) -> Callable[[StatusResponse], bool] | None:
+    """What the recorded wait ended on, as a condition for the replay's (None: it was one poll)."""
+    status = recorded.get("status", "")
+    if http_status != 200 or recorded.get("type", "").lower() != "status-response":
+        return None
+    if status in FINAL:
+        return lambda r: r.is_final
+    if recorded.get("redirect-to") or recorded.get("html"):
+        return lambda r: r.is_final or r.needs_payer
+    if status == Status.UNKNOWN.value:
+        return lambda r: r.is_final or r.status is Status.UNKNOWN
+    return None
+
+
+@dataclass
+class ReplayedRun:
+    """The replay of a recorded run: its recordings' folder, and what could not be replayed (by scenario)."""
+
+    folder: Path
+    skipped: dict[str, str]
+    notes: dict[str, list[str]]
+
+
+def replay_run(recorded: Path, out: Path, settings: SimulatorSettings) -> ReplayedRun:
+    """Replay every scenario of the recording ``recorded`` on a fresh simulator; the replay recorded in ``out``."""
+    index = read_index(recorded)
+    clear(out)
+    skipped: dict[str, str] = {}
+    notes: dict[str, list[str]] = {}
+    with SimulatorServer(settings) as server, CallbackReceiver(settings.merchants[0].control_key) as receiver:
+        summary = {name: getattr(settings, name) for name in ("latency", "page_style", "lenient")}
+        run = RecordingRun(out, profile="simulator (replay)", base_url="embedded simulator", simulator=summary)
+        for scenario in index["scenarios"]:
+            name = scenario["name"]
+            if "simulator" in scenario.get("tags", []):
+                skipped[name] = "needs the simulator's control API (@simulator): not replayed"
+                continue
+            replay = ScenarioReplay(server, receiver, read(recorded / scenario["file"]))
+            run.add(name, replay.run(), nodeid=scenario.get("nodeid", ""), tags=scenario.get("tags", []),
+                    started=scenario.get("started", ""))  # fmt: skip
+            if replay.notes:
+                notes[name] = replay.notes
+    return ReplayedRun(out, skipped, notes)
+
+
+__all__ = ["ReplayedRun", "ScenarioReplay", "card_number", "replay_run"]

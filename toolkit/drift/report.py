@@ -1,0 +1,168 @@
+"""What ``gatekit drift`` shows: a table for the terminal, Markdown for CI summaries, a standalone HTML page and
+JSON; and a ``[simulator]`` section fitted to the sandbox's timings."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolkit.drift.compare import Difference, medians
+from toolkit.drift.trace import Trace
+
+COLUMNS = ("kind", "scenario", "step", "field", "sandbox", "simulator", "accepted")
+
+
+@dataclass
+class DriftReport:
+    """The differences (accepted ones with their reason), what was not compared, and the fitted settings."""
+
+    sandbox: str  # what ``a`` was (a recording's folder)
+    simulator: str  # what ``b`` was
+    differences: list[Difference]
+    scenarios: int
+    skipped: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, list[str]] = field(default_factory=dict)
+    suggested: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def open(self) -> list[Difference]:
+        return [difference for difference in self.differences if not difference.accepted]
+
+    @property
+    def verdict(self) -> str:
+        if self.open:
+            return f"{len(self.open)} differences not accepted"
+        accepted = len(self.differences)
+        return f"no difference not accepted ({accepted} accepted)" if accepted else "no difference"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "sandbox": self.sandbox,
+            "simulator": self.simulator,
+            "scenarios": self.scenarios,
+            "verdict": self.verdict,
+            "differences": [difference.as_dict() for difference in self.differences],
+            "skipped": self.skipped,
+            "notes": self.notes,
+            "suggested_simulator_settings": self.suggested,
+        }
+
+
+def fitted_settings(sandbox: Sequence[Trace], simulator: Sequence[Trace], latency_now: float) -> dict[str, float]:
+    """``latency`` (how long the sandbox keeps an order ``processing``, its median) and ``answer_delay`` (how
+    much slower its answers are than the simulator's), rounded to 50 ms."""
+    processing = list(medians(s for trace in sandbox for s in trace.processing_times()).values())
+    answers_a = list(medians(s for trace in sandbox for s in trace.answer_times()).values())
+    answers_b = list(medians(s for trace in simulator for s in trace.answer_times()).values())
+    fitted: dict[str, float] = {}
+    if processing:
+        fitted["latency"] = _rounded(sorted(processing)[len(processing) // 2])
+    if answers_a and answers_b:
+        delay = sorted(answers_a)[len(answers_a) // 2] - sorted(answers_b)[len(answers_b) // 2]
+        fitted["answer_delay"] = _rounded(max(delay, 0.0))
+    if "latency" not in fitted:
+        fitted["latency"] = latency_now
+    return fitted
+
+
+def _rounded(seconds: float) -> float:
+    return round(round(max(seconds, 0.0) / 0.05) * 0.05, 2)
+
+
+def _cell(difference: Difference, column: str) -> str:
+    value = getattr(difference, column)
+    return str(value) if value else ("-" if column != "accepted" else "")
+
+
+def table(report: DriftReport, width: int = 40) -> str:
+    """The terminal table of the differences, then what was skipped and the suggested settings."""
+    lines = [
+        f"drift: {report.sandbox} (sandbox) against {report.simulator}: {report.scenarios} scenarios, {report.verdict}"
+    ]
+    if report.differences:
+        rows = [[_cell(d, column)[:width] for column in COLUMNS] for d in report.differences]
+        sizes = [max(len(column), *(len(row[i]) for row in rows)) for i, column in enumerate(COLUMNS)]
+        lines.append("")
+        lines.append("  ".join(column.ljust(size) for column, size in zip(COLUMNS, sizes, strict=True)).rstrip())
+        lines += ["  ".join(cell.ljust(size) for cell, size in zip(row, sizes, strict=True)).rstrip() for row in rows]
+    lines += _tail(report)
+    return "\n".join(lines) + "\n"
+
+
+def _tail(report: DriftReport) -> list[str]:
+    lines = []
+    if report.skipped:
+        lines += ["", f"not compared ({len(report.skipped)}):"]
+        lines += [f"  {name}: {why}" for name, why in report.skipped.items()]
+    if report.notes:
+        lines += ["", "not replayed as recorded:"]
+        lines += [f"  {name}: {note}" for name, notes in report.notes.items() for note in notes]
+    if report.suggested:
+        lines += ["", "a [simulator] section fitted to the sandbox's timings:", "", *settings_toml(report.suggested)]
+    return lines
+
+
+def settings_toml(suggested: dict[str, float]) -> list[str]:
+    return ["[simulator]", *(f"{name} = {value:g}" for name, value in suggested.items())]
+
+
+def markdown(report: DriftReport) -> str:
+    icon = "❌" if report.open else "✅"
+    lines = [
+        f"## {icon} gatekit drift: {report.verdict}",
+        "",
+        f"{report.scenarios} scenarios of `{report.sandbox}` (sandbox) against {report.simulator}.",
+        "",
+    ]
+    if report.differences:
+        lines += ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+        for difference in report.differences:
+            cells = [_cell(difference, column).replace("|", "\\|").replace("\n", " ") for column in COLUMNS]
+            lines.append(
+                "| " + " | ".join(f"`{c}`" if c and c != "-" and i >= 3 else c for i, c in enumerate(cells)) + " |"
+            )
+    tail = _tail(report)
+    if tail:
+        lines += [
+            "",
+            "<details><summary>Not compared, and the fitted settings</summary>",
+            "",
+            "```text",
+            *tail[1:],
+            "```",
+            "",
+            "</details>",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def html_page(report: DriftReport) -> str:
+    """A standalone page (no script, no outside resource)."""
+    rows = "".join(
+        '<tr class="{}">{}</tr>'.format(
+            "accepted" if d.accepted else "open", "".join(f"<td>{html.escape(_cell(d, c))}</td>" for c in COLUMNS)
+        )
+        for d in report.differences
+    )
+    head = "".join(f"<th>{html.escape(column)}</th>" for column in COLUMNS)
+    tail = html.escape("\n".join(_tail(report)).strip())
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8><title>gatekit drift</title><style>"
+        "body{font-family:system-ui,sans-serif;margin:2rem;color:#1d2430}table{border-collapse:collapse}"
+        "td,th{border:1px solid #d0d4da;padding:.3rem .5rem;text-align:left;vertical-align:top;font-size:.9rem}"
+        "tr.open td:first-child{border-left:4px solid #c0262d}tr.accepted{color:#5b6472}pre{background:#f4f5f7;"
+        "padding:1rem}</style></head><body>"
+        f"<h1>gatekit drift: {html.escape(report.verdict)}</h1>"
+        f"<p>{report.scenarios} scenarios of <code>{html.escape(report.sandbox)}</code> (sandbox) against "
+        f"{html.escape(report.simulator)}.</p>"
+        + (f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>" if rows else "")
+        + (f"<pre>{tail}</pre>" if tail else "")
+        + "</body></html>"
+    )
+
+
+def json_text(report: DriftReport) -> str:
+    return json.dumps(report.as_json(), indent=1, ensure_ascii=False) + "\n"

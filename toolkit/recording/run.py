@@ -1,0 +1,106 @@
+"""A recorded run: one HAR per scenario in a directory, and ``index.json`` saying what the run was.
+
+``index.json``: ``profile``, ``base_url`` (the gateway's; "embedded simulator" for the simulator), ``started``
+(UTC), ``gatekit`` (version), ``simulator`` (the embedded simulator's settings, when it was one) and
+``scenarios``: one ``{"name", "nodeid", "file", "outcome", "started", "tags"}`` per scenario, in the order they
+started (parallel workers write ``index.<worker>.json`` each; ``read_index`` merges them).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from toolkit._version import __version__
+from toolkit.recording.har import iso
+from toolkit.recording.recorder import Recorder
+
+INDEX = "index.json"
+
+
+def read_index(folder: Path) -> dict[str, Any]:
+    """``folder/index.json`` with the scenarios of every part (``index.<worker>.json`` of parallel workers),
+    in the order they started; ValueError saying what is missing when the folder is not a recording."""
+    folder = Path(folder)
+    parts = sorted(folder.glob("index*.json"))
+    if not parts:
+        raise ValueError(f"{folder}: no {INDEX}: not a gatekit recording (gatekit certify --record {folder})")
+    indexes = [json.loads(part.read_text(encoding="utf-8")) for part in parts]
+    merged: dict[str, Any] = dict(min(indexes, key=lambda index: index["started"]))
+    merged["scenarios"] = sorted(
+        (scenario for index in indexes for scenario in index["scenarios"]), key=lambda s: s.get("started", "")
+    )
+    return merged
+
+
+def file_name(name: str, folder: Path, taken: set[str]) -> str:
+    """A file name for a scenario: its name in lower case, words joined by ``-``, unique in the folder."""
+    base = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:90] or "scenario"
+    candidate, number = f"{base}.har", 2
+    while candidate in taken or (folder / candidate).exists():
+        candidate, number = f"{base}-{number}.har", number + 1
+    taken.add(candidate)
+    return candidate
+
+
+def clear(folder: Path) -> None:
+    """Empty ``folder`` of an earlier run's recordings (its archives and index), once, before a run writes."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in (*folder.glob("*.har"), *folder.glob("index*.json")):
+        old.unlink()
+
+
+class RecordingRun:
+    """Writes a run's recordings into ``folder``: ``add(name, recorder)`` per scenario, the index each time."""
+
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        profile: str,
+        base_url: str,
+        simulator: dict[str, Any] | None = None,
+        part: str = "",
+    ) -> None:
+        """``part``: the name of a parallel worker (its index is ``index.<part>.json``); the folder is cleared
+        by whoever starts the run (``clear``), not here."""
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.index_file = self.folder / (f"index.{part}.json" if part else INDEX)
+        self.index: dict[str, Any] = {
+            "profile": profile,
+            "base_url": base_url,
+            "started": iso(datetime.now(UTC)),
+            "gatekit": __version__,
+            "simulator": simulator,
+            "scenarios": [],
+        }
+        self._taken: set[str] = set()
+        self._lock = threading.Lock()
+        self._write_index()
+
+    def add(
+        self,
+        name: str,
+        recorder: Recorder,
+        *,
+        nodeid: str = "",
+        outcome: str = "",
+        started: str = "",
+        tags: list[str] | None = None,
+    ) -> Path:
+        with self._lock:
+            file = file_name(name, self.folder, self._taken)
+            path = recorder.write(self.folder / file, title=name, comment=nodeid)
+            scenario = {"name": name, "nodeid": nodeid, "file": file, "outcome": outcome, "started": started,
+                        "tags": tags or []}  # fmt: skip
+            self.index["scenarios"].append(scenario)
+            self._write_index()
+        return path
+
+    def _write_index(self) -> None:
+        self.index_file.write_text(json.dumps(self.index, indent=1) + "\n", encoding="utf-8")
