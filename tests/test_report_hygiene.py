@@ -16,6 +16,7 @@ import pytest
 from tests.once_per_run import once_per_run
 from toolkit import demo
 from toolkit.fields import luhn_ok
+from toolkit.recording.masks import TEST_CVV2
 
 ROOT = Path(__file__).resolve().parents[1]
 # Card-shaped values: 15-19 digits from the card schemes' ranges (2-6) that pass Luhn, standing alone (not
@@ -26,9 +27,11 @@ CARD_RUN = re.compile(r"(?<![0-9A-Za-z])[2-6]\d{14,18}(?![0-9A-Za-z])")
 CVV_VALUE = re.compile(r"(?i)cvv2?\W{0,6}(?:=|:|%3D)\W{0,3}(\d{3,4})(?!\d)")
 
 
-def leaks(text: str) -> list[str]:
+def leaks(text: str, *, test_cvv2_allowed: bool = False) -> list[str]:
+    """Card numbers, CVV2 values, the control key, private keys in ``text``.  ``test_cvv2_allowed``: a recording
+    (HAR) keeps the public sandbox test values that choose an outcome (``toolkit.recording.masks.TEST_CVV2``)."""
     found = [f"card number {m}" for m in CARD_RUN.findall(text) if luhn_ok(m)]
-    found += [f"cvv2 {m}" for m in CVV_VALUE.findall(text)]
+    found += [f"cvv2 {m}" for m in CVV_VALUE.findall(text) if not (test_cvv2_allowed and m in TEST_CVV2)]
     if demo.CONTROL_KEY in text:
         found.append("the control key")
     if "PRIVATE KEY" in text:
@@ -50,21 +53,34 @@ def test_leak_scanner_finds_what_it_looks_for():
 def allure_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One suite run's Allure results, shared by the xdist workers (the run takes 20 s or more)."""
 
-    def run_suite(work: Path) -> dict[str, str]:
-        results = work / "allure-results"
-        command = [sys.executable, "-m", "pytest", "steps", "-q", "-p", "no:cacheprovider", f"--alluredir={results}",
-                   "-m", "threeds or hosted_forms or payouts or signing or tokenization"]  # fmt: skip
-        run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
-        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-        return {"results": str(results)}
-
     return Path(once_per_run(tmp_path_factory, "allure-results", run_suite)["results"])
+
+
+def run_suite(work: Path) -> dict[str, str]:
+    """The suite's payer, 3-D Secure, payout, signing and callback flows, with Allure results and recordings."""
+    results, recording = work / "allure-results", work / "recording"
+    command = [sys.executable, "-m", "pytest", "steps", "-q", "-p", "no:cacheprovider", f"--alluredir={results}",
+               f"--gateway-record={recording}",
+               "-m", "threeds or hosted_forms or payouts or signing or tokenization or callbacks"]  # fmt: skip
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return {"results": str(results), "recording": str(recording)}
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same run's recordings (``--gateway-record``): one HAR per scenario and index.json."""
+    return Path(once_per_run(tmp_path_factory, "allure-results", run_suite)["recording"])
 
 
 def test_reports_carry_no_card_data_or_secrets(allure_results: Path):
     files = [path for path in allure_results.rglob("*") if path.is_file()]
     assert len(files) > 20, "the suite wrote too few results to be a meaningful scan"
-    problems = {str(path.name): found for path in files if (found := leaks(path.read_text(errors="replace")))}
+    problems = {
+        str(path.name): found
+        for path in files
+        if (found := leaks(path.read_text(errors="replace"), test_cvv2_allowed=path.suffix == ".har"))
+    }
     assert problems == {}
 
 
@@ -127,3 +143,42 @@ def test_the_pages_the_real_browser_shows_are_screenshots(allure_results: Path):
         (attachment,) = step["attachments"]
         assert attachment["type"] == "image/png"
         assert (allure_results / attachment["source"]).read_bytes().startswith(b"\x89PNG\r\n")
+
+
+# --- recordings (--gateway-record) ------------------------------------------------------------------------
+
+
+def test_every_recording_is_a_valid_har_1_2(recording: Path) -> None:
+    from jsonschema import Draft7Validator
+
+    schema = json.loads((ROOT / "tests" / "har12.schema.json").read_text())
+    validator = Draft7Validator(schema)
+    archives = sorted(recording.glob("*.har"))
+    index = json.loads((recording / "index.json").read_text())
+    assert len(archives) == len(index["scenarios"]) > 20 and index["gatekit"] and index["profile"] == "simulator"
+    for path in archives:
+        errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(
+            json.loads(path.read_text()))]  # fmt: skip
+        assert errors == [], (path.name, errors[:5])
+    kinds = {entry["_kind"] for path in archives for entry in json.loads(path.read_text())["log"]["entries"]}
+    assert kinds == {"exchange", "visit", "callback", "redirect"}
+
+
+def test_recordings_carry_no_card_data_or_keys_but_the_test_values_and_the_signatures(recording: Path) -> None:
+    texts = {path.name: path.read_text() for path in recording.glob("*.har")}
+    problems = {name: found for name, text in texts.items() if (found := leaks(text, test_cvv2_allowed=True))}
+    assert problems == {}
+    every = "\n".join(texts.values())
+    assert re.search(r'"name": "cvv2",\s*"value": "(123|321|111)"', every), "the CVV2 that chooses is kept"
+    assert re.search(r'"name": "control",\s*"value": "[0-9a-f]{40}"', every), "controls are kept"
+    assert 'oauth_signature=\\"' in every or "oauth_signature=" in every, "OAuth signatures are kept"
+    assert not re.search(r'"name": "password",\s*"value": "(?!\*\*\*)', every), "what the payer typed is not"
+
+
+def test_each_scenarios_recording_is_attached_to_its_allure_result(allure_results: Path) -> None:
+    results = _results(allure_results)
+    attached = {name: [a for a in result.get("attachments", []) if a["name"] == "recording (HAR 1.2, masked)"]
+                for name, result in results.items()}  # fmt: skip
+    assert attached and all(len(found) == 1 for found in attached.values()), {n: len(a) for n, a in attached.items()}
+    sample = next(iter(attached.values()))[0]
+    assert json.loads((allure_results / sample["source"]).read_text())["log"]["version"] == "1.2"

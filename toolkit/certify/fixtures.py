@@ -23,9 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import allure
 import pytest
 
 from toolkit.certify.plugin import profile_option
@@ -78,14 +77,14 @@ def gateway_recording(request: pytest.FixtureRequest, gateway_target: GatewayTar
 @pytest.fixture(autouse=True)
 def gateway_recorder(request: pytest.FixtureRequest) -> Iterator[Recorder | None]:
     """The scenario's recorder with ``--gateway-record`` (None without): the fixtures' clients and payers and
-    the callback receiver feed it; at the end its HAR is written and attached to the Allure result."""
+    the callback receiver feed it; when the scenario ends its HAR is written and attached to the Allure result
+    (``toolkit.certify.plugin.pytest_runtest_call``)."""
     if not request.config.getoption("--gateway-record"):
         yield None
         return
     from datetime import UTC, datetime
 
-    from toolkit.certify import naming
-    from toolkit.certify.plugin import recorded_outcome
+    from toolkit.certify.plugin import RECORDING
     from toolkit.recording import Recorder
 
     run: RecordingRun = request.getfixturevalue("gateway_recording")
@@ -93,18 +92,11 @@ def gateway_recorder(request: pytest.FixtureRequest) -> Iterator[Recorder | None
     recorder, receiver = Recorder(), target.receiver
     observer = lambda received: recorder.arrival(received, receiver.base_url)  # noqa: E731
     receiver.observers.append(observer)
-    started = datetime.now(UTC).isoformat(timespec="milliseconds")
+    request.node.stash[RECORDING] = (run, recorder, datetime.now(UTC).isoformat(timespec="milliseconds"))
     try:
         yield recorder
     finally:
         receiver.observers.remove(observer)
-        node = request.node
-        name = naming.title(node) if naming.template_of(node) is not None else node.name
-        path = run.add(name, recorder, nodeid=node.nodeid, outcome=recorded_outcome(node), started=started,
-                       tags=sorted(naming.tags(node)))  # fmt: skip
-        if getattr(request.config.option, "allure_report_dir", None):
-            attach: Any = allure.attach  # (untyped)
-            attach.file(str(path), name="recording (HAR 1.2, masked)", extension="har")
 
 
 @pytest.fixture

@@ -72,15 +72,30 @@ def pytest_configure(config: pytest.Config) -> None:
         clear(Path(folder))
 
 
-_OUTCOME = pytest.StashKey[str]()  # passed, failed or skipped: what the scenario's recording says of it
+# (the run's recordings, the scenario's recorder, when it started): set by the ``gateway_recorder`` fixture
+RECORDING = pytest.StashKey[tuple[Any, Any, str]]()
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    """With ``--gateway-record``: the scenario's HAR written when it ends, and attached to its Allure result
+    (here, in the test's own phase: an attachment of a fixture's teardown would go to the fixture)."""
     outcome = yield
-    report = outcome.get_result()
-    if report.when == "call" or (report.when == "setup" and not report.passed):
-        item.stash[_OUTCOME] = report.outcome
+    recording = item.stash.get(RECORDING, None)
+    if recording is None:
+        return
+    from toolkit.certify import naming
+
+    run, recorder, started = recording
+    failed = outcome.excinfo is not None
+    skipped = failed and outcome.excinfo[0].__name__ in ("Skipped", "XFailed")
+    result = "skipped" if skipped else "failed" if failed else "passed"
+    name = naming.title(item) if naming.template_of(item) is not None else item.name
+    path = run.add(name, recorder, nodeid=item.nodeid, outcome=result, started=started,
+                   tags=sorted(naming.tags(item)))  # fmt: skip
+    if getattr(item.config.option, "allure_report_dir", None):
+        attach: Any = allure.attach  # (untyped)
+        attach.file(str(path), name="recording (HAR 1.2, masked)", extension="har")
 
 
 def profile_option(config: pytest.Config) -> tuple[str | None, Path | None]:
@@ -218,7 +233,3 @@ def pytest_bdd_after_step(request: pytest.FixtureRequest, *args: Any) -> None:
 def pytest_bdd_step_error(request: pytest.FixtureRequest, feature: Any, scenario: Any, step: Any, step_func: Any,
                           step_func_args: Any, exception: Exception) -> None:  # fmt: skip
     _close_step(request, exception)
-
-
-def recorded_outcome(item: pytest.Item) -> str:
-    return item.stash.get(_OUTCOME, "")

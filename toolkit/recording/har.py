@@ -59,9 +59,8 @@ def entry(
     }
     if form is not None:
         items = list(form)
-        text = urlencode(items)
-        request["postData"] = {"mimeType": FORM_TYPE, "params": _pairs(items), "text": text}
-        request["bodySize"] = len(text.encode())
+        request["postData"] = {"mimeType": FORM_TYPE, "params": _pairs(items)}  # (HAR: params or text, not both)
+        request["bodySize"] = len(urlencode(items).encode())
     encoded = body.encode()
     response = {
         "status": status if status is not None else 0,
