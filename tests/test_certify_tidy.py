@@ -101,7 +101,7 @@ ASSERTION = "Assertion: the gateway answered otherwise"
         ("failed", "toolkit.callbacks.inbox.CallbackTimeout: no callback", "No outcome in time"),
         ("failed", "toolkit.payer.PayerError: the page shows no challenge", "The payer lost its way"),
         ("broken", "toolkit.payer.http.PayerError: no form on the page", "The payer lost its way"),
-        ("failed", "AssertionError: status is processing, expected approved", "Assertion: the gateway answered otherwise"),
+        ("failed", "AssertionError: processing, expected approved", "Assertion: the gateway answered otherwise"),
         ("broken", "TypeError: unhashable", "Test defects"),
         ("passed", None, None),
     ],
