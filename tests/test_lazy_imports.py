@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import toolkit
-from toolkit.cli import EXIT_TRANSPORT, EXIT_USAGE
+from toolkit.cli import COMMANDS, EXIT_TRANSPORT, EXIT_USAGE
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,7 +70,7 @@ def test_help_loads_neither_the_server_nor_the_client(tmp_path):
     assert among(modules, SERVER_SIDE + CLIENT_SIDE + REPORTS) == set()
 
 
-@pytest.mark.parametrize("command", ["call", "sign", "simulate", "certify", "listen", "keys", "operations", "init"])
+@pytest.mark.parametrize("command", COMMANDS)
 def test_a_commands_help_loads_neither_the_server_nor_the_client(tmp_path, command):
     assert among(loaded_by(tmp_path, command, "--help"), SERVER_SIDE + CLIENT_SIDE + REPORTS) == set()
 

@@ -24,7 +24,7 @@ from typing import NoReturn
 from toolkit._version import __version__
 from toolkit.commands.common import Handler, UsageError
 
-COMMANDS = ["init", "certify", "call", "sign", "keys", "operations", "listen", "simulate", "drift"]
+COMMANDS = ["init", "certify", "call", "sign", "keys", "operations", "listen", "simulate", "proxy", "drift"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1

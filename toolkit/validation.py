@@ -6,10 +6,11 @@ without reading the spec.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from toolkit.fields import FIELDS, Field, Kind, format_problem
+from toolkit.fields import FIELDS, LEGACY_SPELLINGS, Field, Kind, format_problem
 from toolkit.money import MoneyError, currency_exponent, parse_amount
 from toolkit.operations import Operation
 from toolkit.plancache import PlanCache
@@ -139,3 +140,34 @@ def _money_problems(present: Mapping[str, str]) -> list[Problem]:
         except MoneyError as exc:
             problems.append(Problem(exc.field, exc.rule))
     return problems
+
+
+def _squashed(name: str) -> str:
+    return name.lower().replace("-", "").replace("_", "")
+
+
+def respelled(op: Operation, sent: str) -> str | None:
+    """The operation's field that ``sent`` is another spelling of (alias, legacy spelling, case), or None."""
+    legacy = LEGACY_SPELLINGS.get(sent)
+    for wire in op.fields:
+        if sent in FIELDS[wire].names or legacy == wire or _squashed(sent) == _squashed(wire):
+            return wire
+    return None
+
+
+MISSPELLING_CUTOFF = 0.8  # difflib's ratio: "ammount" and "amount" 0.92, "email" and "emails" 0.91
+
+
+def meant_field(op: Operation, sent: str) -> str | None:
+    """The field of ``op`` that ``sent`` (a name it does not know) most likely meant: another spelling of it
+    (``card_printed_name``), a near miss (``ammount``, ``curency``) or a part of one name only (``zip``,
+    ``card_number``); None when nothing is close or several are."""
+    spelled = respelled(op, sent)
+    if spelled is not None:
+        return spelled
+    squashed = _squashed(sent)
+    close = difflib.get_close_matches(squashed, [_squashed(name) for name in op.fields], 1, MISSPELLING_CUTOFF)
+    if close:
+        return next(name for name in op.fields if _squashed(name) == close[0])
+    within = [name for name in op.fields if len(squashed) >= 3 and squashed in _squashed(name)]  # zip, card_number
+    return within[0] if len(within) == 1 else None

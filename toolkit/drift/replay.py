@@ -43,6 +43,9 @@ WAIT = PollSchedule(intervals=(0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.25), deadlin
 SKEW = 60  # seconds: an OAuth timestamp further than this from the moment it was sent was off on purpose
 CALLBACKS_DEADLINE = 5.0  # seconds a replayed scenario waits for the callbacks its recording received
 KNOWN_CARDS = (*THREE_DS_V1_CARDS, *EXAMPLE_CARDS)
+# How a recording says a request was signed so that it does not verify: the steps' other merchant key, or a
+# signature the recording proxy found wrong.  A replay signs those with a key the simulator does not know.
+WRONGLY_SIGNED = ("another key", "a wrong signature")
 
 
 def card_number(masked: str) -> str:
@@ -171,7 +174,7 @@ class ScenarioReplay:
         """The client that signs the replayed request as the recorded one was: the same offset of its OAuth
         timestamp from the moment it was sent (a stale one stays stale), the same nonce again where the
         recording repeated one, another key where the recording says so."""
-        client = self.wrong_key if item.get("_signed_with") == "another key" else self.client
+        client = self.wrong_key if item.get("_signed_with") in WRONGLY_SIGNED else self.client
         header = next((h["value"] for h in item["request"]["headers"] if h["name"].lower() == "authorization"), "")
         oauth = dict(re.findall(r'(oauth_\w+)="([^"]*)"', header))
         if "oauth_timestamp" in oauth and oauth["oauth_timestamp"].isdigit():

@@ -9,10 +9,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolkit.drift.compare import Difference, medians
+from toolkit.drift.compare import (
+    ANSWER_GAP,
+    ANSWER_RATIO,
+    PROCESSING_GAP,
+    PROCESSING_RATIO,
+    Difference,
+    medians,
+)
 from toolkit.drift.trace import Trace
 
 COLUMNS = ("kind", "scenario", "step", "field", "sandbox", "simulator", "accepted")
+# What a drift report cannot say, whatever the recordings: printed with every report.
+LIMITS = (
+    "the sandbox's pages are not compared: the replay's payer does what the recorded one did, on the simulator's "
+    "pages (a page the payer cannot read fails the sandbox run itself)",
+    "callbacks are compared by count, type and fields, not by when they came or how often they were retried",
+    f"timings differ only beyond {ANSWER_GAP:g} s and {ANSWER_RATIO:g}x (answers) or {PROCESSING_GAP:g} s and "
+    f"{PROCESSING_RATIO:g}x (processing), medians per operation: a single slow answer is not drift",
+    "@simulator scenarios are not replayed (they drive the simulator's control API)",
+)
 
 
 @dataclass
@@ -48,6 +64,7 @@ class DriftReport:
             "skipped": self.skipped,
             "notes": self.notes,
             "suggested_simulator_settings": self.suggested,
+            "limits": list(LIMITS),
         }
 
 
@@ -102,6 +119,7 @@ def _tail(report: DriftReport) -> list[str]:
         lines += [f"  {name}: {note}" for name, notes in report.notes.items() for note in notes]
     if report.suggested:
         lines += ["", "a [simulator] section fitted to the sandbox's timings:", "", *settings_toml(report.suggested)]
+    lines += ["", "what this comparison cannot say:", *(f"  - {limit}" for limit in LIMITS)]
     return lines
 
 
@@ -128,7 +146,7 @@ def markdown(report: DriftReport) -> str:
     if tail:
         lines += [
             "",
-            "<details><summary>Not compared, and the fitted settings</summary>",
+            "<details><summary>Not compared, the fitted settings, and what drift cannot say</summary>",
             "",
             "```text",
             *tail[1:],

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.recording.har import fields_of
-from toolkit.wire import DecodeError, decode_response
+from toolkit.wire import DecodeError, asks_for_json, decode_response
 
 FINAL = ("approved", "declined", "filtered", "error")
 # Answer fields that carry what the gateway assigned (ids, addresses): mapped between runs, compared by name only.
@@ -52,6 +52,7 @@ class Call:
     at: datetime
     group: bool = False  # addressed by endpoint group
     error: str = ""  # no answer: why
+    asked_json: bool = True  # the request asked for JSON (the legacy form answers everything with HTTP 200)
 
     @property
     def label(self) -> str:
@@ -64,6 +65,7 @@ class Wait:
 
     key: tuple[str, str, str]  # client_orderid, orderid, by-request-sn
     polls: list[tuple[datetime, dict[str, str], float, int]] = field(default_factory=list)  # (at, answer, s, HTTP)
+    asked_json: bool = True  # the polls asked for JSON
 
     @property
     def label(self) -> str:
@@ -212,11 +214,17 @@ def _merchant(steps: list[Step], item: Mapping[str, Any]) -> None:
         # the last step of the merchant's (a callback may arrive between two polls of one wait)
         last = next((step for step in reversed(steps) if not isinstance(step, Arrival)), None)
         if not (isinstance(last, Wait) and last.key == key):
-            last = Wait(key)
+            last = Wait(key, asked_json=_asked_json(item))
             steps.append(last)
         last.polls.append((_at(item), answer, elapsed, status))
         return
     url = item["request"]["url"]
     steps.append(
-        Call(operation, fields, status, answer, elapsed, _at(item), "/group/" in url, str(item.get("_error", "")))
-    )
+        Call(operation, fields, status, answer, elapsed, _at(item), "/group/" in url, str(item.get("_error", "")),
+             _asked_json(item))
+    )  # fmt: skip
+
+
+def _asked_json(item: Mapping[str, Any]) -> bool:
+    accept = next((h["value"] for h in item["request"].get("headers", []) if h["name"].lower() == "accept"), "")
+    return asks_for_json(accept)

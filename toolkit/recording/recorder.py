@@ -74,17 +74,21 @@ class Recorder:
         error: str | None = None,
         party: str = "merchant",
         signed_with: str = "",
+        findings: Iterable[str] = (),
     ) -> None:
         """A merchant's request to the gateway and its answer (``status`` None: no answer, ``error`` why).
 
-        ``signed_with``: a word on how it was signed when not with the profile's key (``another key``): a
-        replay signs the same way."""
+        ``signed_with``: a word on how it was signed when not with the profile's key (``another key``, or
+        ``a wrong signature`` from the proxy): a replay signs the same way.  ``findings``: what the proxy
+        found wrong with the exchange (``toolkit.proxy``), kept with it."""
         started = datetime.now(UTC) - timedelta(seconds=elapsed)
         extra: dict[str, Any] = {"party": party, "kind": "exchange", "operation": operation}
         if signed_with:
             extra["signed_with"] = signed_with
         if error:
             extra["error"] = record_text(error)
+        if findings:
+            extra["findings"] = [record_text(text) for text in findings]
         self._add(
             har.entry(
                 started=started,

@@ -80,6 +80,7 @@ class RecordingRun:
             "scenarios": [],
         }
         self._taken: set[str] = set()
+        self._kept: dict[str, dict[str, Any]] = {}  # name -> its entry in the index, for ``keep``
         self._lock = threading.Lock()
         self._write_index()
 
@@ -101,6 +102,19 @@ class RecordingRun:
             self.index["scenarios"].append(scenario)
             self._write_index()
         return path
+
+    def keep(self, name: str, recorder: Recorder, *, tags: list[str] | None = None) -> Path:
+        """Write ``recorder`` as the scenario ``name``, again each time it grew (a proxy's order): one file
+        and one entry of the index per name."""
+        with self._lock:
+            scenario = self._kept.get(name)
+            if scenario is None:
+                file = file_name(name, self.folder, self._taken)
+                scenario = self._kept[name] = {"name": name, "nodeid": "", "file": file, "outcome": "",
+                                               "started": iso(datetime.now(UTC)), "tags": tags or []}  # fmt: skip
+                self.index["scenarios"].append(scenario)
+                self._write_index()
+            return recorder.write(self.folder / scenario["file"], title=name)
 
     def _write_index(self) -> None:
         self.index_file.write_text(json.dumps(self.index, indent=1) + "\n", encoding="utf-8")

@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from toolkit import signing
-from toolkit.fields import FIELDS, LEGACY_SPELLINGS
 from toolkit.masking import mask_base_string
 from toolkit.money import MoneyError
 from toolkit.operations import LOGIN, AuthScheme, ControlFormula, Operation
@@ -23,7 +22,7 @@ from toolkit.plancache import PlanCache
 from toolkit.simulator.errors import SimError, control_error, endpoint_error, field_error, oauth_error
 from toolkit.simulator.settings import Merchant, SimulatorSettings
 from toolkit.simulator.store import Store
-from toolkit.validation import request_problems
+from toolkit.validation import request_problems, respelled
 
 OAUTH_PARAMS = (
     "oauth_consumer_key",
@@ -102,11 +101,11 @@ class _NamesPlan:
 
 
 def _names_plan(op: Operation, names: tuple[str, ...], lenient: bool) -> _NamesPlan:
-    respelled = lenient and any(not op.knows(name) and (_respelled(op, name) or name) != name for name in names)
+    other_spelling = lenient and any(not op.knows(name) and (respelled(op, name) or name) != name for name in names)
     oauth = any(name.startswith("oauth_") for name in names)
     unknown = sorted({name for name in names if not op.knows(name) and name not in _ALWAYS_READ})
     return _NamesPlan(
-        regular=not (respelled or oauth or len(set(names)) != len(names)),
+        regular=not (other_spelling or oauth or len(set(names)) != len(names)),
         unknown=f"fields not known to {op.name} (the gateway ignores them): {', '.join(unknown)}" if unknown else "",
     )
 
@@ -125,7 +124,7 @@ def _field_by_field(
             raise oauth_error(f"{name} belongs in the Authorization header, not in the form body (spec 5.2 rule 1)")
         canon = name
         if lenient and not op.knows(name):
-            canon = _respelled(op, name) or name
+            canon = respelled(op, name) or name
             if canon != name:
                 warnings.append(f"field {name} is not the gateway's spelling: it writes {canon} (lenient: accepted)")
         stripped = value.strip()
@@ -138,19 +137,6 @@ def _field_by_field(
     if unknown:
         warnings.append(f"fields not known to {op.name} (the gateway ignores them): {', '.join(unknown)}")
     return {name: value for name, value in fields.items() if value}
-
-
-def _squashed(name: str) -> str:
-    return name.lower().replace("-", "").replace("_", "")
-
-
-def _respelled(op: Operation, sent: str) -> str | None:
-    """The operation's field that ``sent`` is another spelling of (alias, legacy spelling, case), or None."""
-    legacy = LEGACY_SPELLINGS.get(sent)
-    for wire in op.fields:
-        if sent in FIELDS[wire].names or legacy == wire or _squashed(sent) == _squashed(wire):
-            return wire
-    return None
 
 
 def check_fields(op: Operation, fields: Mapping[str, str], warnings: list[str], *, lenient: bool = False) -> None:
@@ -172,7 +158,7 @@ def check_fields(op: Operation, fields: Mapping[str, str], warnings: list[str], 
 
 
 def _hinted(op: Operation, message: str, name: str, fields: Mapping[str, str]) -> str:
-    sent = next((other for other in fields if other != name and _respelled(op, other) == name), None)
+    sent = next((other for other in fields if other != name and respelled(op, other) == name), None)
     return f"{message} ({sent} was sent: the gateway spells it {name})" if sent else message
 
 

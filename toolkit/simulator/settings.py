@@ -12,17 +12,16 @@
     page_style = "standard"            # "alternate": hosted and ACS pages with other ids, names and layout
     answer_delay = 0.0                 # seconds every gateway answer waits (a slow network or gateway)
     omit_fields = ["descriptor"]       # answer fields left out (a gateway that sends fewer)
-
-    [simulator.outcomes]               # rows of the CVV2 outcome table replaced
-    "116" = { status = "declined", error_code = "05", error_message = "Do not honor" }
     max_body_bytes = 65536             # a bigger request body is refused with 413
     request_timeout = 10.0             # seconds to receive a whole request (idle, slow headers, slow body)
     journal_size = 10000               # journal entries kept in memory (a ring); with --db: rows kept
     journal_retention = 604800         # with --db: journal rows older than this many seconds are dropped
     callback_hosts = ["hooks.acme.example", "10.0.0.5:9000"]  # callback hosts besides loopback
     public_url = "http://sim.example:8080"  # the base of addresses handed out (default: the socket's own)
-
     lenient = false                   # true: forgive what the production gateway refuses (journal warns)
+
+    [simulator.outcomes]               # rows of the CVV2 outcome table replaced (after the keys above)
+    "116" = { status = "declined", error_code = "05", error_message = "Do not honor" }
 
     [[merchant]]
     login = "acme"
