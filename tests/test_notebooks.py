@@ -43,9 +43,10 @@ def test_the_leak_scanner_finds_what_it_looks_for():
     assert leaks("pan 4538977399606732.") == ["card number 4538977399606732"]
 
 
-def test_the_five_walkthroughs_are_there():
+def test_the_six_walkthroughs_are_there():
     assert [path.stem for path in PATHS] == [
-        "01-quickstart", "02-3ds-walkthrough", "03-refunds-and-rebills", "04-signing-debugger", "05-explorer"
+        "01-quickstart", "02-3ds-walkthrough", "03-refunds-and-rebills", "04-signing-debugger", "05-explorer",
+        "06-drift",
     ]  # fmt: skip
 
 
@@ -67,7 +68,7 @@ def test_notebooks_define_no_library_logic(path: Path):
     tree = ast.parse(source)
     defined = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Lambda))]
     assert defined == []
-    assert "from toolkit import notebook as nb" in source and "nb.start_simulator()" in source
+    assert "from toolkit import notebook as nb" in source and "nb.start_simulator(" in source
 
 
 def _executed(path: Path) -> tuple[Any, float]:
@@ -86,6 +87,7 @@ PICTURES = {
     "02-3ds-walkthrough": {"image/svg+xml"} | (set() if os.environ.get("GATEKIT_BROWSER") == "off" else {"image/png"}),
     "03-refunds-and-rebills": {"image/svg+xml"},
     "05-explorer": {"application/vnd.jupyter.widget-view+json", "text/html"},
+    "06-drift": {"text/html"},  # the drift table, and the two diagrams side by side
 }
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
@@ -100,6 +102,18 @@ def _panel_is_alive(notebook: Any) -> None:
     assert any("a static view" in out.get("data", {}).get("text/html", "") for out in last.outputs)
 
 
+def _drift_is_shown(outputs: list[Any]) -> None:
+    """The stand-in's injected differences in the table, two diagrams side by side, none once taught."""
+    pages = [out["data"]["text/html"] for out in outputs if "text/html" in out.get("data", {})]
+    table = next(page for page in pages if "gatekit drift:" in page)
+    for expected in ("<td>error-code</td>", "<td>descriptor</td>", "<td>answer-time</td>", "Do not honor"):
+        assert expected in table, expected
+    pairs = [page for page in pages if "gk-side-by-side" in page]
+    assert len(pairs) == 2 and all(page.count("<svg") == 2 for page in pairs)
+    assert "the sandbox: a sale declined" in pairs[0] and "the simulator: a sale declined" in pairs[0]
+    assert outputs[-2].get("text", "").strip() == "no difference", outputs[-2]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
 def test_notebook_runs_top_to_bottom_and_leaks_nothing(path: Path):
@@ -109,6 +123,8 @@ def test_notebook_runs_top_to_bottom_and_leaks_nothing(path: Path):
     assert PICTURES.get(path.stem, set()) <= shown, f"{path.stem} shows {sorted(shown)}"
     if path.stem == "05-explorer":
         _panel_is_alive(notebook)
+    if path.stem == "06-drift":
+        _drift_is_shown(outputs)
     assert not [out for out in outputs if out.output_type == "error"]
     assert all(cell.execution_count for cell in notebook.cells if cell.cell_type == "code")
     assert len(outputs) >= 5, "a walkthrough shows what it does"

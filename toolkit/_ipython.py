@@ -16,6 +16,7 @@ DISPLAYED = (
     ("toolkit.exchange", "Exchange"),
     ("toolkit.flows", "Order"),
     ("toolkit.payer.forms", "Page"),
+    ("toolkit.drift.report", "DriftReport"),
 )
 
 

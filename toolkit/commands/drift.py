@@ -76,18 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _replayed(args: argparse.Namespace, out: Path, accept: Path | None) -> DriftReport:
     from toolkit.certify.target import embedded_settings
-    from toolkit.drift import drift_report
-    from toolkit.drift.replay import replay_run
+    from toolkit.drift import against_simulator
 
     settings = embedded_settings(args.profile, config_file=args.config)
-    replayed = replay_run(args.recording, out / "replay", settings)
-    label = f"a fresh simulator (latency {settings.latency:g} s; its replay in {replayed.folder})"
-    return drift_report(
-        args.recording,
-        replayed.folder,
-        accept=accept,
-        skipped=replayed.skipped,
-        notes=replayed.notes,
-        simulator_label=label,
-        latency_now=settings.latency,
-    )
+    return against_simulator(args.recording, out / "replay", accept=accept, settings=settings)

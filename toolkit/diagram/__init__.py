@@ -9,15 +9,18 @@ payer's redirects), ``visits`` the payer's ``toolkit.payer.visits.Visit`` (``Pay
 merchant, gateway, ACS, payer's browser, merchant's callback endpoint; one arrow per exchange with
 its operation, HTTP status or outcome, and duration; repeated identical status polls as one arrow.
 ``Diagram`` shows itself in a notebook; ``simulator_diagram`` draws an order from the simulator's
-own records (``SimulatorControl.diagram(orderid)``).  Pure: records in, SVG text out, card data masked.
+own records (``SimulatorControl.diagram(orderid)``); ``recording_diagram`` a scenario from its recording.
+Pure: records in, SVG text out, card data masked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from toolkit.callbacks import Received
+from toolkit.diagram.har import arrows_from_har
 from toolkit.diagram.model import LANES, Arrow, Lane, lanes_of
 from toolkit.diagram.records import arrows_of
 from toolkit.diagram.simulator import JSON, arrows_from_simulator
@@ -30,8 +33,10 @@ __all__ = [
     "Arrow",
     "Diagram",
     "Lane",
+    "arrows_from_har",
     "arrows_of",
     "lanes_of",
+    "recording_diagram",
     "sequence_diagram",
     "simulator_diagram",
 ]
@@ -94,3 +99,9 @@ def simulator_diagram(
     """An order drawn from the simulator's journal, callback deliveries and order view (``/_sim/``)."""
     title = f"order {orderid} as the simulator saw it" if orderid else "as the simulator saw it"
     return Diagram(arrows_from_simulator(journal, deliveries, order, orderid=orderid), title)
+
+
+def recording_diagram(archive: Mapping[str, Any], *, title: str = "") -> Diagram:
+    """A scenario drawn from its recording (``toolkit.recording``: a HAR archive, read as JSON)."""
+    pages = archive["log"].get("pages") or [{}]
+    return Diagram(arrows_from_har(archive), title or str(pages[0].get("title", "")) or "a recording")

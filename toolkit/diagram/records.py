@@ -6,7 +6,7 @@ number or a CVV2 whatever it was made from.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from toolkit.callbacks import Received
 from toolkit.diagram.model import Arrow, Lane, Tone, collapse, in_time_order, tone_of_status
@@ -37,15 +37,20 @@ def money_of(operation: str, sent: dict[str, str]) -> str:
 
 def exchange_outcome(exchange: Exchange) -> tuple[str, Tone]:
     """``HTTP 200 · approved``, ``HTTP 400 · validation-error: amount ...``, ``no answer``; and its tone."""
-    if exchange.status_code is None:
-        return mask_text(f"no answer: {_short(exchange.error or '')}"), "bad"
-    answer = decoded_answer(exchange)
-    head = f"HTTP {exchange.status_code}"
+    answer = decoded_answer(exchange) if exchange.status_code is not None else {}
+    return answer_outcome(exchange.status_code, answer, exchange.error or "")
+
+
+def answer_outcome(status_code: int | None, answer: Mapping[str, str], error: str = "") -> tuple[str, Tone]:
+    """``exchange_outcome`` from an HTTP status and the decoded answer (a recording's, a record's)."""
+    if status_code is None:
+        return mask_text(f"no answer: {_short(error)}"), "bad"
+    head = f"HTTP {status_code}"
     if answer.get("status"):
         payer = " (the payer must act)" if answer.get("html") or answer.get("redirect-to") else ""
         why = f": {_short(answer['error-message'])}" if answer.get("error-message") else ""
         return mask_text(f"{head} · {answer['status']}{payer}{why}"), tone_of_status(answer["status"])
-    if answer.get("error-message") or exchange.status_code >= 400:
+    if answer.get("error-message") or status_code >= 400:
         kind = answer.get("type", "error")
         return mask_text(f"{head} · {kind}: {_short(answer.get('error-message', ''))}".rstrip(": ")), "bad"
     return mask_text(f"{head} · {answer.get('type', 'answer')}"), "plain"

@@ -1,9 +1,9 @@
 """Rich display for notebooks: masked HTML views of responses, statuses, orders, exchanges and pages.
 
-The toolkit's own types show themselves through these (``Response._repr_html_``,
-``htmlforms.Page._repr_html_``, ``flows.Order._repr_html_``, ``Exchange._repr_html_``); ``show(obj)``
-in ``toolkit.notebook`` picks the view of anything.  Every view masks card data and is never given a
-control key or a private key.
+The toolkit's own types (``Response``, ``Page``, ``Order``, ``Exchange``, ``DriftReport``) do not render
+themselves: ``formatters`` registers a view for each with IPython's HTML formatter (``html_of(obj)`` outside
+IPython), and ``show(obj)`` in ``toolkit.notebook`` picks the view of anything.  Every view masks card
+data and is never given a control key or a private key.
 """
 
 from __future__ import annotations

@@ -5,18 +5,28 @@
     gatekit drift recordings/sandbox recordings/b  # two recordings compared
 
 ``trace`` reads a recording as steps, ``replay`` replays one on the simulator, ``compare`` finds the
-differences, ``accept`` applies ``drift.toml``, ``report`` writes them (terminal, Markdown, HTML, JSON).
+differences, ``accept`` applies ``drift.toml``, ``report`` writes them (terminal, Markdown, HTML, JSON),
+``views`` shows a scenario's two sequence diagrams side by side (a notebook).
+
+    report = against_simulator(Path("recordings/sandbox"), Path("reports/drift/replay"))
+    report                                              # the table, in a notebook
+    side_by_side(report, report.scenario_names[0])      # the sandbox's diagram beside the simulator's
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolkit.drift.accept import apply, load_rules
 from toolkit.drift.compare import Difference, compare_runs
 from toolkit.drift.report import DriftReport, fitted_settings
 from toolkit.drift.trace import Trace, read, trace_of
+from toolkit.drift.views import SideBySide, side_by_side
 from toolkit.recording import read_index
+
+if TYPE_CHECKING:
+    from toolkit.simulator.settings import SimulatorSettings
 
 
 def traces(folder: Path, names: set[str] | None = None) -> list[Trace]:
@@ -52,7 +62,44 @@ def drift_report(
         skipped,
         dict(notes or {}),
         fitted_settings(a, b, latency_now),
+        (str(sandbox), str(simulator)),
     )
 
 
-__all__ = ["Difference", "DriftReport", "Trace", "drift_report", "trace_of", "traces"]
+def against_simulator(
+    recording: Path,
+    out: Path,
+    *,
+    accept: Path | None = None,
+    settings: SimulatorSettings | None = None,
+) -> DriftReport:
+    """Replay ``recording`` on a fresh embedded simulator (``settings``: those of ``gatekit certify`` by default),
+    the replay recorded in ``out``, and compare the two."""
+    from toolkit.certify.target import embedded_settings
+    from toolkit.drift.replay import replay_run
+
+    settings = settings or embedded_settings(None)
+    replayed = replay_run(Path(recording), Path(out), settings)
+    label = f"a fresh simulator (latency {settings.latency:g} s; its replay in {replayed.folder})"
+    return drift_report(
+        Path(recording),
+        replayed.folder,
+        accept=accept,
+        skipped=replayed.skipped,
+        notes=replayed.notes,
+        simulator_label=label,
+        latency_now=settings.latency,
+    )
+
+
+__all__ = [
+    "Difference",
+    "DriftReport",
+    "SideBySide",
+    "Trace",
+    "against_simulator",
+    "drift_report",
+    "side_by_side",
+    "trace_of",
+    "traces",
+]

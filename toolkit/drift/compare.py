@@ -188,5 +188,7 @@ def compare_timings(a: list[Trace], b: list[Trace]) -> list[Difference]:
             one, other = med_a[operation], med_b[operation]
             low, high = sorted((max(one, 0.0), max(other, 0.0)))
             if high - low > gap and high > ratio * max(low, 0.001):
-                found.append(Difference(kind, "(the run)", "median", operation, f"{one:.3f} s", f"{other:.3f} s"))
+                found.append(
+                    Difference(kind, "(the run)", f"{operation} (median)", operation, f"{one:.3f} s", f"{other:.3f} s")
+                )
     return found

@@ -7,6 +7,7 @@ import html
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from toolkit.drift.compare import (
@@ -42,6 +43,15 @@ class DriftReport:
     skipped: dict[str, str] = field(default_factory=dict)
     notes: dict[str, list[str]] = field(default_factory=dict)
     suggested: dict[str, float] = field(default_factory=dict)
+    folders: tuple[str, str] = ("", "")  # the two recordings compared: the sandbox's, the simulator's (a replay)
+
+    @property
+    def scenario_names(self) -> list[str]:
+        """The scenarios compared, in the order the sandbox's recording has them."""
+        from toolkit.recording import read_index
+
+        skipped = set(self.skipped)
+        return [s["name"] for s in read_index(Path(self.folders[0]))["scenarios"] if s["name"] not in skipped]
 
     @property
     def open(self) -> list[Difference]:
@@ -157,8 +167,16 @@ def markdown(report: DriftReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def html_page(report: DriftReport) -> str:
-    """A standalone page (no script, no outside resource)."""
+STYLE = (
+    ".gk-drift{font-family:system-ui,sans-serif;color:#1d2430}.gk-drift table{border-collapse:collapse}"
+    ".gk-drift td,.gk-drift th{border:1px solid #d0d4da;padding:.3rem .5rem;text-align:left;vertical-align:top;"
+    "font-size:.9rem}.gk-drift tr.open td:first-child{border-left:4px solid #c0262d}"
+    ".gk-drift tr.accepted{color:#5b6472}.gk-drift pre{background:#f4f5f7;padding:1rem;white-space:pre-wrap}"
+)
+
+
+def report_html(report: DriftReport, heading: str = "h3") -> str:
+    """The report as an HTML fragment (a notebook's view of a ``DriftReport``; the body of ``html_page``)."""
     rows = "".join(
         '<tr class="{}">{}</tr>'.format(
             "accepted" if d.accepted else "open", "".join(f"<td>{html.escape(_cell(d, c))}</td>" for c in COLUMNS)
@@ -168,17 +186,21 @@ def html_page(report: DriftReport) -> str:
     head = "".join(f"<th>{html.escape(column)}</th>" for column in COLUMNS)
     tail = html.escape("\n".join(_tail(report)).strip())
     return (
-        "<!doctype html><html lang=en><head><meta charset=utf-8><title>gatekit drift</title><style>"
-        "body{font-family:system-ui,sans-serif;margin:2rem;color:#1d2430}table{border-collapse:collapse}"
-        "td,th{border:1px solid #d0d4da;padding:.3rem .5rem;text-align:left;vertical-align:top;font-size:.9rem}"
-        "tr.open td:first-child{border-left:4px solid #c0262d}tr.accepted{color:#5b6472}pre{background:#f4f5f7;"
-        "padding:1rem}</style></head><body>"
-        f"<h1>gatekit drift: {html.escape(report.verdict)}</h1>"
+        f'<div class="gk-drift"><style>{STYLE}</style>'
+        f"<{heading}>gatekit drift: {html.escape(report.verdict)}</{heading}>"
         f"<p>{report.scenarios} scenarios of <code>{html.escape(report.sandbox)}</code> (sandbox) against "
         f"{html.escape(report.simulator)}.</p>"
         + (f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>" if rows else "")
         + (f"<pre>{tail}</pre>" if tail else "")
-        + "</body></html>"
+        + "</div>"
+    )
+
+
+def html_page(report: DriftReport) -> str:
+    """A standalone page (no script, no outside resource)."""
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8><title>gatekit drift</title>"
+        "<style>body{margin:2rem}</style></head><body>" + report_html(report, "h1") + "</body></html>"
     )
 
 

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -22,6 +26,8 @@ from toolkit.explorer.timeline import Event, Timeline, exchange_ids
 from toolkit.explorer.views import ExchangeView, TimelineView, esc, page, section, table
 from toolkit.flows import Merchant, Order
 from toolkit.payer import Payer
+from toolkit.recording import Recorder, RecordingRun, clear
+from toolkit.recording.har import iso
 from toolkit.simcontrol import SimulatorControl, SimulatorControlError
 from toolkit.simulator.server import SimulatorServer
 
@@ -147,6 +153,34 @@ class GatewaySession:
         arrivals = [r for r in arrivals if ours((frozenset({r.orderid}), r.client_orderid))]
         visits = [v for v in visits if v.orderid == orderid]
         return Diagram.of(exchanges, arrivals, visits, title=title or f"order {orderid} ({client_orderid})")
+
+    # --- recordings ---------------------------------------------------------------------------------
+
+    def record_into(self, folder: str | Path, profile: str = "") -> RecordingRun:
+        """A recorded run in ``folder`` (emptied of an earlier one), as ``gatekit certify --record`` writes it;
+        ``with session.recording(run, "a name"):`` adds a scenario to it."""
+        clear(Path(folder))
+        return RecordingRun(Path(folder), profile=profile or self.config.profile, base_url=self.config.base_url)
+
+    @contextmanager
+    def recording(self, run: RecordingRun, name: str) -> Iterator[Recorder]:
+        """Record what the client, the payer and the receiver see inside the block as the scenario ``name``."""
+        recorder = Recorder()
+        started = iso(datetime.now(UTC))
+
+        def arrived(received: Any) -> None:
+            recorder.arrival(received, self.receiver.base_url)
+
+        self.client.recorder = self.payer.recorder = recorder
+        self.receiver.observers.append(arrived)
+        outcome = "failed"
+        try:
+            yield recorder
+            outcome = "passed"
+        finally:
+            self.client.recorder = self.payer.recorder = None
+            self.receiver.observers.remove(arrived)
+            run.add(name, recorder, outcome=outcome, started=started)
 
     @property
     def callback_url(self) -> str | None:

@@ -1,0 +1,57 @@
+"""A scenario's sequence diagram as the sandbox's recording draws it, beside the simulator's (a notebook view)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from toolkit.diagram import Diagram, recording_diagram
+from toolkit.recording import read_index
+
+if TYPE_CHECKING:
+    from toolkit.drift.report import DriftReport
+
+
+@dataclass(frozen=True)
+class SideBySide:
+    """Two diagrams of one scenario, left and right; HTML in a notebook, each diagram scrolling on its own."""
+
+    left: Diagram
+    right: Diagram
+    caption: str = ""
+
+    def __repr__(self) -> str:
+        return f"SideBySide({self.left.title!r}, {self.right.title!r})"
+
+    def _repr_html_(self) -> str:
+        cell = '<div style="flex:1 1 0;min-width:0;overflow-x:auto">{}</div>'
+        caption = f"<p><strong>{escape(self.caption)}</strong></p>" if self.caption else ""
+        return (
+            f'<div class="gk-side-by-side">{caption}<div style="display:flex;gap:1rem;align-items:flex-start">'
+            + cell.format(self.left.svg)
+            + cell.format(self.right.svg)
+            + "</div></div>"
+        )
+
+
+def _archive(folder: Path, name: str) -> dict[str, object]:
+    scenario = next((s for s in read_index(folder)["scenarios"] if s["name"] == name), None)
+    if scenario is None:
+        raise KeyError(f"{folder}: no scenario named {name!r}")
+    document: dict[str, object] = json.loads((folder / scenario["file"]).read_text(encoding="utf-8"))
+    return document
+
+
+def side_by_side(report: DriftReport, scenario: str) -> SideBySide:
+    """``scenario`` as the sandbox's recording and the simulator's (its replay, or the other recording) draw it."""
+    sandbox, simulator = (Path(folder) for folder in report.folders)
+    differences = [d for d in report.differences if d.scenario == scenario]
+    said = f"{len(differences)} difference(s)" if differences else "no difference"
+    return SideBySide(
+        recording_diagram(_archive(sandbox, scenario), title=f"the sandbox: {scenario}"),
+        recording_diagram(_archive(simulator, scenario), title=f"the simulator: {scenario}"),
+        f"{scenario}: {said}",
+    )
