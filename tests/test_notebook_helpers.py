@@ -259,6 +259,9 @@ def test_a_missing_control_an_untrimmed_value_and_upper_case_hex():
     assert untrimmed.mismatch.part == "client_orderid" and "trims blanks" in untrimmed.mismatch.why
     upper = diagnose_capture(sha1(LOGIN, "inv-42", "8056020", "1042", "EUR").upper())
     assert upper.ok and any("upper-case" in note for note in upper.notes)
+    made_up = diagnose_capture("deadbeef")
+    assert made_up.verdict == "the control sent is not a SHA-1 digest" and made_up.mismatch.found == "deadbeef"
+    assert "40 digits 0-9 and a-f (spec 5.1); 8 characters were sent" in made_up.mismatch.why
 
 
 @pytest.mark.parametrize("vector", load_vectors("control.json")["vectors"], ids=lambda v: v["case"])

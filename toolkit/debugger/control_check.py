@@ -11,6 +11,7 @@ import base64
 import hashlib
 import hmac
 import itertools
+import re
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from urllib.parse import quote, quote_plus
@@ -26,6 +27,7 @@ from toolkit.validation import request_problems
 KEY = KEY_PLACEHOLDER
 _MAX_PERMUTED = 7  # 5040 orders at most
 _NEAR = 1000  # endpoint ids tried either side of the one in the path
+_SHA1_HEX = re.compile(r"[0-9a-fA-F]{40}")
 Candidate = tuple[Finding, str]  # what the client did, and the SHA-1 input it used
 
 
@@ -222,6 +224,10 @@ def diagnose_control(
     findings = explain(op, fields, raw, parts, the_id, ids, login, key, sent)
     if findings:
         return result(False, f"control mismatch: {findings[0].part} — {findings[0].why}", [*absent, *findings])
+    if not _SHA1_HEX.fullmatch(sent):
+        why = f"control is SHA-1 in hex: 40 digits 0-9 and a-f (spec 5.1); {len(sent)} characters were sent"
+        finding = Finding("control", expected, sent, why)
+        return result(False, "the control sent is not a SHA-1 digest", [finding, *absent])
     why = (
         "no single mistake in the parts reproduces the control sent, and the parts the gateway uses are "
         "listed above: the control was most likely computed with another key (a production key on the "

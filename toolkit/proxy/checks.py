@@ -190,11 +190,11 @@ def _consumer_key(authorization: str | None) -> str:
 
 
 def _said(verdict: Diagnosis) -> str:
-    """The debugger's verdict, and what the gateway expects against what was sent for the part that differs."""
-    mismatch = verdict.mismatch
-    if mismatch is None or len(mismatch.expected) + len(mismatch.found) > 80:
+    """The debugger's verdict, with what the gateway expects against what was sent for the part it names."""
+    named = next((f for f in verdict.findings if f.part in verdict.verdict), None)
+    if named is None or len(named.expected) + len(named.found) > 80:
         return verdict.verdict
-    return f"{verdict.verdict} ({mismatch.part}: expected {mismatch.expected!r}, sent {mismatch.found!r})"
+    return f"{verdict.verdict} ({named.part}: expected {named.expected!r}, sent {named.found!r})"
 
 
 @dataclass(frozen=True)
