@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolkit.models import Status
+from toolkit.models import FINAL_STATUSES, Status
 from toolkit.money import from_minor_units, to_minor_units
 from toolkit.operations import Operation, ResponseKind
 from toolkit.signing import callback_control
@@ -447,8 +447,24 @@ class Engine:
         }
 
     def force_status(self, tx_id: int, status: str, code: str = "", message: str = "") -> Row:
+        """Decide a transaction now (the control API's force): one ``processing`` or ``unknown``, or change the
+        final status of the order's latest transaction (a test's "that void did not go through").  A final
+        transaction that the order went on from (a later capture, return, void or chargeback) keeps its status:
+        the money of what followed was counted on it."""
         with self.store.transaction():
-            return self.finalize(self.tx(tx_id), status, code, message)
+            tx = self.tx(tx_id)
+            if tx["status"] in FINAL_STATUSES and status != tx["status"]:
+                later = self.store.one(
+                    f"SELECT kind, status FROM transactions WHERE orderid=? AND id>? AND status NOT IN {FAILED_SQL} "
+                    "ORDER BY id LIMIT 1",
+                    (tx["orderid"], tx["id"]),
+                )
+                if later is not None:
+                    raise state_error(
+                        f"the {tx['kind']} of orderid {tx['orderid']} is {tx['status']} and the order went on from "
+                        f"it (a {later['kind']}, {later['status']}): its status cannot become {status} now"
+                    )
+            return self.finalize(tx, status, code, message)
 
     # --- the clock ---------------------------------------------------------------------------------
 

@@ -4,16 +4,18 @@ An order is named by its ``orderid``; its later transactions keep that orderid (
 
 - capture: of an approved preauth; partial captures up to what is still authorized.  A capture that
   was voided gives its amount back to the preauth.
-- void: of the order's latest approved, unsettled capture (its amount goes back to the preauth),
-  else of the approved, unsettled sale or preauth itself when nothing was captured, returned or
-  charged back; never a partial amount.  A voided transaction never settles.
+- void: of the order's latest approved, unsettled capture (its amount goes back to the preauth) when what
+  stays charged still covers what was returned and charged back, else of the approved, unsettled sale or
+  preauth itself when nothing was captured, returned or charged back; never a partial amount.  A voided
+  transaction never settles.
 - return: of a final approved order: a ``reversal`` of a sale (or of what was captured on a
   preauth), partial up to what was charged less reversals and chargebacks; on a preauth with
   nothing captured, a ``cancel`` of the whole hold.
 - chargeback (the control API): the issuer takes back a part of what was charged; it counts
   against what may still be returned.
-Amounts are counted under ``BEGIN IMMEDIATE`` so concurrent requests cannot overspend; a
-transaction counts unless it failed (declined, filtered, error).
+Amounts are counted under ``BEGIN IMMEDIATE`` so concurrent requests cannot overspend, and each side of
+the ledger counts what is still processing the cautious way (``held``, ``captured``, ``taken_back``): for
+every order, at every moment and whatever the outcomes, charged >= returned + charged back.
 """
 
 from __future__ import annotations
@@ -29,32 +31,53 @@ RETURNABLE = ("sale", "preauth", "rebill", "recurring-charge", "transfer")
 VOIDABLE = ("sale", "preauth")
 CHARGEABLE = ("sale", "preauth", "rebill", "recurring-charge", "transfer")
 _LIVE = f"status NOT IN {FAILED_SQL}"
-_UNVOIDED = f"NOT EXISTS (SELECT 1 FROM transactions v WHERE v.parent=t.id AND v.kind='void' AND v.{_LIVE})"
+_APPROVED = "status='approved'"
 
 
-def _sum(engine: Engine, order: Row, kinds: tuple[str, ...], *, unvoided: bool = False) -> int:
+def _not_voided(voids: str) -> str:
+    """SQL: no void of ``t`` in the state ``voids`` (``_LIVE``: approved or still processing; ``_APPROVED``)."""
+    return f"NOT EXISTS (SELECT 1 FROM transactions v WHERE v.parent=t.id AND v.kind='void' AND v.{voids})"
+
+
+_UNVOIDED = _not_voided(_LIVE)
+
+
+def _sum(engine: Engine, order: Row, kinds: tuple[str, ...], *, counted: str = _LIVE, unvoided: str = "") -> int:
     marks = ",".join("?" * len(kinds))
     row = engine.store.one(
         "SELECT COALESCE(SUM(amount_minor), 0) AS total FROM transactions t "
-        f"WHERE t.orderid=? AND t.id<>t.orderid AND t.kind IN ({marks}) AND t.{_LIVE}"
-        + (f" AND {_UNVOIDED}" if unvoided else ""),
+        f"WHERE t.orderid=? AND t.id<>t.orderid AND t.kind IN ({marks}) AND t.{counted}"
+        + (f" AND {unvoided}" if unvoided else ""),
         (order["orderid"], *kinds),
     )
     return int(row["total"]) if row else 0
 
 
+# Both sides of the ledger are counted the cautious way while something is still processing, so that no
+# outcome of it can break ``charged >= taken back`` (spec section 3; issue 19):
+# - what a preauth has given up to captures counts a capture still processing, and gets a capture's amount
+#   back only once its void is approved;
+# - what was charged counts approved captures only, and drops a capture as soon as a void of it is asked for;
+# - what was taken back counts reversals and chargebacks still processing.
+
+
+def held(engine: Engine, order: Row) -> int:
+    """Minor units of a preauth already given to captures: approved or processing, unless a void was approved."""
+    return _sum(engine, order, ("capture",), unvoided=_not_voided(_APPROVED))
+
+
 def captured(engine: Engine, order: Row) -> int:
-    """Minor units captured on a preauth (captures that failed or were voided do not count)."""
-    return _sum(engine, order, ("capture",), unvoided=True)
+    """Minor units captured on a preauth for sure: approved captures with no void approved or processing."""
+    return _sum(engine, order, ("capture",), counted=_APPROVED, unvoided=_UNVOIDED)
 
 
 def taken_back(engine: Engine, order: Row) -> int:
-    """Minor units reversed or charged back."""
+    """Minor units reversed or charged back (approved or processing)."""
     return _sum(engine, order, ("reversal", "chargeback"))
 
 
 def charged(engine: Engine, order: Row) -> int:
-    """What the payer was charged: the sale's amount, or what was captured on a preauth."""
+    """What the payer was charged for sure: the sale's amount, or what was captured on a preauth."""
     return captured(engine, order) if order["kind"] == "preauth" else int(order["amount_minor"] or 0)
 
 
@@ -132,7 +155,7 @@ def _child(engine: Engine, call: Call, order: Row, kind: str, minor: int, parent
 def capture(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
         order = _order(engine, call, ("preauth",), "capture")
-        minor = requested_minor(call, order, order["amount_minor"] - captured(engine, order), "capture")
+        minor = requested_minor(call, order, order["amount_minor"] - held(engine, order), "capture")
         child = _child(engine, call, order, "capture", minor)
     return Result(ResponseKind.ASYNC, child)
 
@@ -151,6 +174,13 @@ def _void_target(engine: Engine, order: Row) -> Row:
     """The order's latest approved, unsettled, unvoided capture; else the order itself, if nothing followed it."""
     capture_ = _exists(engine, order, f"t.kind='capture' AND t.status='approved' AND t.settled=0 AND {_UNVOIDED}")
     if capture_ is not None:
+        back, left = taken_back(engine, order), charged(engine, order) - int(capture_["amount_minor"] or 0)
+        if back > left:
+            raise state_error(
+                f"cannot void the {_money(order, capture_['amount_minor'])} capture of orderid {order['orderid']}: "
+                f"{_money(order, back)} of the order was returned or charged back, and only "
+                f"{_money(order, max(left, 0))} would stay charged; use return"
+            )
         return capture_
     if _exists(engine, order, "t.kind='capture' AND t.status='processing'"):
         raise state_error(f"cannot void orderid {order['orderid']}: a capture of it is still processing")
@@ -164,9 +194,15 @@ def _void_target(engine: Engine, order: Row) -> Row:
 def return_(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
         order = _order(engine, call, RETURNABLE, "return")
-        if order["kind"] == "preauth" and not captured(engine, order):
+        if order["kind"] == "preauth" and not held(engine, order):
             return Result(ResponseKind.ASYNC, _cancel(engine, call, order))
-        minor = requested_minor(call, order, charged(engine, order) - taken_back(engine, order), "return")
+        available = charged(engine, order) - taken_back(engine, order)
+        if available <= 0 and _exists(engine, order, "t.kind='capture' AND t.status='processing'"):
+            raise state_error(
+                f"nothing to return on orderid {order['orderid']} yet: its capture is still processing "
+                "(a return waits for the capture's final status)"
+            )
+        minor = requested_minor(call, order, available, "return")
         child = _child(engine, call, order, "reversal", minor)
     return Result(ResponseKind.ASYNC, child)
 
