@@ -191,38 +191,43 @@ def test_a_return_waits_for_its_capture_and_a_capture_for_its_void(
     assert client.capture(ids, amount=Decimal("1.00"), currency="EUR").orderid == order.orderid
 
 
+CONCURRENT_STEPS: list[Step] = [("capture", 40), ("capture", None), ("return", 30), ("return", None), ("void", None),
+                                ("chargeback", 20), ("decide", "approved"), ("decide", "declined")] * 3  # fmt: skip
+
+
+def all_at_once(server: SimulatorServer, order: AsyncResponse, steps: list[Step]) -> None:
+    """Each step from a client of its own, all released together; an error of a thread fails the test."""
+    barrier = threading.Barrier(len(steps))
+    errors: list[BaseException] = []
+
+    def hit(step: Step) -> None:
+        try:
+            with GatewayClient(server.client_config()) as own, server.control() as own_control:
+                barrier.wait(timeout=30)
+                run_step(own, own_control, order, step)
+        except BaseException as exc:  # (reported below, not lost in a thread)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=hit, args=(step,)) for step in steps]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [], errors
+
+
 def test_concurrent_captures_returns_voids_and_chargebacks_keep_every_ledger_true(slow: SimulatorServer) -> None:
-    """Eight orders, each hit at once by captures, returns, voids and chargebacks from 24 threads, decided
-    at random in between; every ledger checked after each round."""
-    config = slow.client_config()
-    with GatewayClient(config) as client, slow.control() as control:
+    """Eight orders, each hit at once by captures, returns, voids, chargebacks and decisions from 24 threads,
+    three rounds; every ledger checked after each round, and once everything is decided."""
+    with GatewayClient(slow.client_config()) as client, slow.control() as control:
         orders = []
         for _ in range(8):
             order = client.preauth(preauth_fields(amount=Decimal("100.00")))
             control.force_status(order.orderid, "approved")
             orders.append(order)
         for round_ in range(3):
-            steps: list[Step] = [("capture", 40), ("capture", None), ("return", 30), ("return", None), ("void", None),
-                                 ("chargeback", 20), ("decide", "approved"), ("decide", "declined")]  # fmt: skip
-            barrier = threading.Barrier(len(steps) * 3)
-            errors: list[BaseException] = []
-
-            def hit(step: Step, order: AsyncResponse) -> None:
-                try:
-                    with GatewayClient(config) as own, slow.control() as own_control:
-                        barrier.wait(timeout=30)
-                        run_step(own, own_control, order, step)
-                except BaseException as exc:  # (reported below, not lost in a thread)
-                    errors.append(exc)
-
             for order in orders:
-                threads = [threading.Thread(target=hit, args=(step, order)) for step in steps * 3]
-                barrier = threading.Barrier(len(threads))
-                for thread in threads:
-                    thread.start()
-                for thread in threads:
-                    thread.join()
-                assert errors == [], errors
+                all_at_once(slow, order, CONCURRENT_STEPS)
                 assert_true(control, order.orderid, [f"round {round_}"])
         control.advance_clock(HOUR + 1)
         for order in orders:
