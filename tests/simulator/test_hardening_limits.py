@@ -194,3 +194,72 @@ def test_time_spent_answering_does_not_count(impatient: SimulatorServer):
         with pytest.raises(TimeoutError):
             control.wait_for_callbacks(8056020, attempts=1, timeout=1.5)
     assert waited == [] and time.monotonic() - started >= 1.4
+
+
+# --- second round (issue 19, #2): chunked bodies past the limit, connections per client ----------------------
+
+
+@pytest.mark.parametrize("path", ["/paynet/api/v2/sale/1001", "/_sim/health", "/paynet/form/none"])
+@pytest.mark.parametrize("over", [1, 5000])
+def test_a_chunked_body_that_ends_just_past_the_limit_gets_413_at_once(server: SimulatorServer, path: str, over: int):
+    """The whole body came (the last chunk too): the 413 must not wait for more of it."""
+    body = b"f=" + b"1" * (65536 - 2 + over)
+    head = f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+    with _connect(server) as sock:
+        started = time.monotonic()
+        sock.sendall(head + b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n")
+        waited, received = _closed_after(sock)
+    assert received.startswith(b"HTTP/1.1 413 "), received[:80]
+    assert time.monotonic() - started < 1 and waited < 1
+
+
+@pytest.fixture(scope="module")
+def crowded() -> Iterator[SimulatorServer]:
+    """At most 40 connections per client address (1024 by default)."""
+    with SimulatorServer(default_settings(connections_per_client=40)) as running:
+        yield running
+
+
+def test_idle_connections_are_closed_first_and_others_are_still_served(crowded: SimulatorServer):
+    """A client holding idle connections at its cap: the next connection closes the oldest idle one, so a
+    status request still gets its answer (uvicorn answered 503 to everyone until idle ones timed out)."""
+    idle = [_connect(crowded) for _ in range(60)]
+    try:
+        with GatewayClient(crowded.client_config()) as client:
+            latencies = [status_latency(client) for _ in range(20)]
+        assert max(latencies) < 0.5, latencies
+        closed = 0
+        for sock in idle[:20]:  # the oldest: closed to make room
+            sock.settimeout(2)
+            with contextlib.suppress(ConnectionResetError):
+                closed += sock.recv(1) == b""
+        assert closed == 20
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_a_client_at_its_cap_with_every_connection_busy_is_told_to_come_back(crowded: SimulatorServer):
+    """40 connections each in the middle of a request (not idle): the 41st from that address gets 503; a
+    connection of the same address opened once those end is served."""
+    busy = [_connect(crowded) for _ in range(40)]
+    try:
+        for sock in busy:
+            sock.sendall(b"POST /paynet/api/v2/status/1001 HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\nx")
+        time.sleep(0.2)  # (the server reads the partial requests; a poll would need a hook into the server)
+        with _connect(crowded) as extra:
+            _, received = _closed_after(extra)
+        assert received.startswith(b"HTTP/1.1 503 Service Unavailable"), received[:80]
+        assert b"too many connections from this address" in received
+    finally:
+        for sock in busy:
+            sock.close()
+    with GatewayClient(crowded.client_config()) as client:
+        deadline = time.monotonic() + 5
+        while True:  # the server learns of the 40 closed connections as it reads them
+            try:
+                status_latency(client)
+                break
+            except Exception:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)

@@ -107,6 +107,17 @@ def run(args: argparse.Namespace) -> int:
         return _serve(args)
 
 
+def _more_descriptors() -> None:
+    """Raise this process's soft limit of open files to its hard limit (a server's connections are files)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or soft < hard):
+        target = 65536 if hard == resource.RLIM_INFINITY else hard
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
 def _serve(args: argparse.Namespace) -> int:
     import sqlite3
 
@@ -114,6 +125,7 @@ def _serve(args: argparse.Namespace) -> int:
     from toolkit.simulator.server import SimulatorServer
     from toolkit.simulator.settings import SettingsError
 
+    _more_descriptors()
     try:
         settings = _settings(args)
         server = SimulatorServer(settings, db=args.db, host=args.host, port=args.port, log_level=args.log_level)

@@ -5,8 +5,15 @@ but it waits for ever for the first request of a connection, for headers sent a 
 (slowloris) and for a body that never ends.  ``GuardedH11Protocol`` gives every request
 ``request_timeout`` seconds, from the moment the connection is ready for it to its last body
 byte; a connection that misses it is closed (with ``408 Request Timeout`` when part of a request
-came).  Time spent answering (a long-poll, a delay fault) does not count.  Beyond
-``MAX_CONNECTIONS`` uvicorn answers 503.
+came).  Time spent answering (a long-poll, a delay fault) does not count.
+
+Connections cost a file descriptor and some memory each, and a client can open thousands and send nothing.
+So idle connections (waiting for a request, nothing of it received) are the first to go: when a client
+address holds ``connections_per_client`` connections (``PER_ADDRESS`` by default), or the simulator
+``max_connections()`` in all, a new connection closes the oldest idle one (of that address first).  When
+none is idle, the new connection from an address at its cap is answered ``503`` and closed; others keep
+being served.  uvicorn's own limit (503 to everyone once as many connections are open, idle ones
+included) is set above ours.
 
     config = uvicorn_config(app, settings)   # what SimulatorServer and the benchmarks run
 """
@@ -14,6 +21,8 @@ came).  Time spent answering (a long-poll, a delay fault) does not count.  Beyon
 from __future__ import annotations
 
 import asyncio
+import resource
+from collections import Counter
 from typing import Any
 
 import uvicorn
@@ -21,28 +30,106 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from toolkit.simulator.settings import SimulatorSettings
 
-MAX_CONNECTIONS = 1024
+PER_ADDRESS = 1024  # connections one client address may hold
+MAX_CONNECTIONS = 8192  # in all, at most (and at most the descriptors the process may open, less a reserve)
+FD_RESERVE = 128  # descriptors kept for the store, logs and outgoing callbacks
 KEEP_ALIVE = 5  # seconds an idle keep-alive connection stays open (uvicorn's default)
 LINGER = 1.0  # seconds a connection closed for being too slow is still read (and dropped) before it closes
 _TIMEOUT_TEXT = b"the request did not arrive in time (request_timeout): connection closed\n"
+_BUSY_TEXT = b"too many connections from this address, none of them idle: try again later\n"
+_BUSY_ANSWER = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
+    b"retry-after: 1\r\ncontent-length: %d\r\n\r\n%s" % (len(_BUSY_TEXT), _BUSY_TEXT)
+)
 _TIMEOUT_ANSWER = (
     b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
     b"content-length: %d\r\n\r\n%s" % (len(_TIMEOUT_TEXT), _TIMEOUT_TEXT)
 )
 
 
+def max_connections() -> int:
+    """``MAX_CONNECTIONS``, or fewer when the process may open fewer descriptors (``ulimit -n``)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return MAX_CONNECTIONS
+    return max(64, min(MAX_CONNECTIONS, soft - FD_RESERVE))
+
+
 class GuardedH11Protocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with a deadline for receiving each request."""
+    """uvicorn's HTTP/1.1 protocol with a deadline for receiving each request, and idle connections evicted."""
 
     request_timeout = 10.0
+    per_address = PER_ADDRESS
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._due: float | None = None  # when the awaited request must be whole (None: not awaiting one)
         self._timer: asyncio.TimerHandle | None = None
         self._partial = False
         self._lingering = False  # closed for the client after a 408: what it still sends is read and dropped
+        self._idle_since = 0.0
+        self._counted = False  # counted against its client address (until released)
         super().connection_made(transport)
+        self._idle_since = self.loop.time()
+        self._counts()[self._address()] += 1
+        self._counted = True
+        if not self._make_room():
+            transport.write(_BUSY_ANSWER)
+            self._lingering = True
+            self._release()
+            transport.close()
+            return
         self._follow()
+
+    def _counts(self) -> Counter[str]:
+        """Open connections per client address, kept on the server's state (one count per server)."""
+        counts: Counter[str] | None = getattr(self.server_state, "gatekit_addresses", None)
+        if counts is None:
+            counts = Counter()
+            self.server_state.gatekit_addresses = counts  # type: ignore[attr-defined]
+        return counts
+
+    @property
+    def idle(self) -> bool:
+        """Waiting for a request with nothing of it received (what is evicted first)."""
+        cycle = self.cycle
+        return not self._partial and (cycle is None or cycle.response_complete) and not self.transport.is_closing()
+
+    def _address(self) -> str:
+        return self.client[0] if self.client else ""
+
+    def _make_room(self) -> bool:
+        """Close the oldest idle connections while this address or the server is at its cap; False when this
+        address is at its cap with none of its connections idle (the new one is then refused)."""
+        counts = self._counts()
+        mine = self._address()
+        over_address = counts[mine] - self.per_address
+        over_total = sum(counts.values()) - max_connections()
+        if over_address <= 0 and over_total <= 0:
+            return True
+        idle = sorted((c for c in self.connections if isinstance(c, GuardedH11Protocol) and c is not self and c.idle),
+                      key=lambda c: (c._address() != mine, c._idle_since))  # fmt: skip
+        for connection in idle:
+            if over_address <= 0 and over_total <= 0:
+                break
+            if connection._address() == mine:
+                over_address -= 1
+            elif over_total <= 0:
+                continue
+            over_total -= 1
+            connection._release()  # (counted out now: its connection_lost comes after this batch of accepts)
+            connection.transport.close()
+        return over_address <= 0
+
+    def _release(self) -> None:
+        """This connection no longer counts against its address (closed, or about to be)."""
+        if not self._counted:
+            return
+        self._counted = False
+        counts = self._counts()
+        address = self._address()
+        counts[address] -= 1
+        if counts[address] <= 0:
+            del counts[address]
 
     def data_received(self, data: bytes) -> None:
         if self._lingering:
@@ -54,10 +141,12 @@ class GuardedH11Protocol(H11Protocol):
     def on_response_complete(self) -> None:
         self._due = None  # a new request, a new deadline
         self._partial = False
+        self._idle_since = self.loop.time()
         super().on_response_complete()
         self._follow()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._release()
         self._due = None
         if self._timer is not None:
             self._timer.cancel()
@@ -110,24 +199,29 @@ class GuardedH11Protocol(H11Protocol):
         is sent after the answer, what comes is read and dropped, and the connection closes ``LINGER`` later."""
         self._lingering = True
         self.transport.resume_reading()  # (uvicorn may have paused reading: then nothing would be read and dropped)
-        if self.transport.can_write_eof():
-            self.transport.write_eof()
+        try:
+            if self.transport.can_write_eof():
+                self.transport.write_eof()
+        except OSError:  # the client is gone already: nothing to linger for
+            self.transport.close()
+            return
         self.loop.call_later(LINGER, self.transport.close)
 
 
-def protocol_class(request_timeout: float) -> type[GuardedH11Protocol]:
-    return type("GuardedH11Protocol", (GuardedH11Protocol,), {"request_timeout": request_timeout})
+def protocol_class(request_timeout: float, per_address: int = PER_ADDRESS) -> type[GuardedH11Protocol]:
+    attributes = {"request_timeout": request_timeout, "per_address": per_address}
+    return type("GuardedH11Protocol", (GuardedH11Protocol,), attributes)
 
 
 def uvicorn_config(app: Any, settings: SimulatorSettings, *, log_level: str = "warning") -> uvicorn.Config:
     """The server settings of a simulator: guarded connections, a connection limit, no access log, no WebSockets."""
     return uvicorn.Config(
         app,
-        http=protocol_class(settings.request_timeout),
+        http=protocol_class(settings.request_timeout, settings.connections_per_client),
         ws="none",  # no WebSocket routes: an upgrade is plain HTTP (and no wsproto/websockets import at start)
         log_level=log_level,
         lifespan="on",
         access_log=False,
-        limit_concurrency=MAX_CONNECTIONS,
+        limit_concurrency=max_connections() + PER_ADDRESS,  # (ours closes idle ones first; this, busy ones)
         timeout_keep_alive=KEEP_ALIVE,
     )

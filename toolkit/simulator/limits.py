@@ -111,8 +111,9 @@ async def read_body(scope: Scope, receive: Receive, send: Send, limit: int) -> b
         if message["type"] == "http.disconnect":
             return None  # the client went away (or was too slow): nobody to answer
         size += len(message.get("body", b""))
-        if size > limit:
-            await _refuse(scope, receive, send, f"more than {limit} bytes", limit, linger=True)
+        if size > limit:  # (linger only while more is coming: after the last part, receive() would wait for ever)
+            more = bool(message.get("more_body", False))
+            await _refuse(scope, receive, send, f"more than {limit} bytes", limit, linger=more)
             return None
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):

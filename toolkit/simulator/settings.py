@@ -14,6 +14,7 @@
     omit_fields = ["descriptor"]       # answer fields left out (a gateway that sends fewer)
     max_body_bytes = 65536             # a bigger request body is refused with 413
     request_timeout = 10.0             # seconds to receive a whole request (idle, slow headers, slow body)
+    connections_per_client = 1024      # connections one client address may hold; idle ones are closed first
     journal_size = 10000               # journal entries kept in memory (a ring); with --db: rows kept
     journal_retention = 604800         # with --db: journal rows older than this many seconds are dropped
     callback_hosts = ["hooks.acme.example", "10.0.0.5:9000"]  # callback hosts besides loopback
@@ -96,6 +97,7 @@ class SimulatorSettings:
     # The simulator as a network service (issue 9): limits, timeouts, the journal, callbacks, addresses.
     max_body_bytes: int = 65536
     request_timeout: float = 10.0
+    connections_per_client: int = 1024  # connections one client address may hold (idle ones are closed first)
     journal_size: int = 10_000
     journal_retention: float = 7 * 86400.0
     callback_hosts: tuple[str, ...] = ()
@@ -303,6 +305,7 @@ _PARSERS = {
     "max_body_bytes": _count,
     "journal_size": _count,
     "request_timeout": _positive,
+    "connections_per_client": _count,
     "callback_hosts": _hosts,
     "public_url": _public_url,
     "page_style": _page_style,
