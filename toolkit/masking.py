@@ -22,7 +22,7 @@ import functools
 import html
 import operator
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from urllib.parse import unquote
 
 from toolkit.fields import FIELDS, Kind, ascii_digits, luhn_ok
@@ -33,25 +33,65 @@ SECRET_MASK = "<redacted>"
 # A hex word of 32 or more characters is a digest (a control, a signature, an id), never a card number, even
 # when it holds a Luhn-valid run of digits (about one SHA-1 value in a hundred does): it is kept whole.
 _DIGEST = re.compile(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{32,}(?![0-9A-Za-z])")
-# A percent-escape (``%20``, ``%2520`` in a base string) is no digit: ``%20`` before a number is a space.
+# A percent-escape (``%3D``, ``%253D`` in a base string) is no digit; those of a space or a dash join digit groups.
 _ESCAPE = re.compile(r"%(?:25)*[0-9A-Fa-f]{2}")
-_SPACE_ESCAPES = ("20", "2D", "2d")
-_GROUP_SEPARATORS = " -+"
-_CVV_WORD = r"[A-Za-z0-9_-]*(?:[Cc][Vv][VvCcNn]|[Ss][Ee][Cc][Uu][Rr][Ii][Tt][Yy][_-]?[Cc][Oo][Dd][Ee])[A-Za-z0-9_-]*"
-_CVV_NAME = re.compile(rf"^{_CVV_WORD}$")
-_PAN_NAME = re.compile(r"(?i)^(?:[a-z0-9_-]*[_-])?(?:card[-_]?(?:number|num|no)|pan)$")
-# name=value (a query, argv), name%3Dvalue and name%253Dvalue (base strings), "name": "value" (JSON, reprs)
-_CVV_IN_TEXT = re.compile(
-    rf"(?<![A-Za-z0-9_-])(?P<name>{_CVV_WORD})"
-    r"(?:(?P<eq>=)(?P<v1>[^&\s\"',;]*)"
-    r"|(?P<enc>%3D|%253D)(?P<v2>(?:(?!%26|%2526)[^&\s\"'])*)"
-    r"|(?P<q>[\"'])(?P<colon>\s*:\s*)(?P<vq>[\"'])(?P<v3>(?:\\.|[^\"'\\])*)(?P=vq))"
-)
-
-# Quick tests that let most values skip the full patterns: every CVV-like name holds one of these (in any case),
-# and a card number has at least 13 decimal digits.
-_CVV_HINT = re.compile(r"(?i)cv[vcn]|security[_-]?code")
+_JOINING_ESCAPE = re.compile(r"%(?:25)*(?:20|2[Dd])")
+# What people put between the digit groups of a card number: spaces (any), tabs, dashes, dots, underscores,
+# slashes, commas, plus signs, and the escapes of a space or a dash; one to three of them between two groups.
+_SEPARATOR = r"(?:[ \t\u00a0\u2007\u202f\u3000\-._/,+]|\x01+)"  # (\x01: an escaped space or dash, blanked out)
+_DIGIT_RUN = re.compile(rf"\d+(?:{_SEPARATOR}{{1,3}}\d+)*")  # (``\d``: any script's decimal digits, fullwidth too)
+_DIGIT_GROUP = re.compile(r"\d+")
+_CARD_LENGTHS = range(13, 20)
+_ISSUERS = "23456"  # first digits of the card schemes' numbers (Mir 2, Amex 3, Visa 4, Mastercard 5, Discover 6)
+# Inside a longer run of digits only the commonest lengths are looked for (16; 15 starting 34 or 37, Amex): every
+# window passes Luhn one time in ten, and a long number is far more often an id than a card number glued to one.
+_HIDDEN_LENGTHS = (15, 16)
+_LONGEST_SCANNED_GROUP = 64  # digits: a longer group is searched for card numbers at its two ends only
 _PAN_MIN_DIGITS = 13
+
+# CVV names: the core (cvv, cvc, cvn, cvd, written c_v_v or c v v too, "security code", "verification value"),
+# then maybe 2, code, value or number, after at most two words of plain letters (card[cvv], card.cvv, x_cvv,
+# payerCardCvv2); a longer name (approved-4-digit-cvv) is a sentence, not a field.
+_CVV_CORES = frozenset({"cvv", "cvc", "cvn", "cvd", "cvv2", "cvc2", "cvn2", "cvd2", "csc", "securitycode",
+                        "verificationcode", "verificationvalue"})  # fmt: skip
+_CVV_CORES_LONGEST_FIRST = sorted(_CVV_CORES, key=len, reverse=True)
+_CVV_PAIRS = frozenset({("security", "code"), ("verification", "code"), ("verification", "value")})
+_CVV_SUFFIXES = frozenset({"2", "code", "value", "no", "number"})
+_MAX_PREFIX_WORDS = 2
+_NAME_PARTS = re.compile(r"[^A-Za-z0-9]+")
+# A name then its value: ``name=value`` (queries, forms, argv), ``name%3Dvalue`` and ``name%253Dvalue`` (base
+# strings), ``"name": "value"`` (JSON, reprs) and ``name: 123`` (text: digits only, so prose is left alone).
+_NAME_VALUE = re.compile(
+    r"(?<![\w.\-\[\]])(?P<name>[A-Za-z][\w.\-\[\]]{0,40}?(?:[ ][A-Za-z0-9]{1,2}){0,2})(?P<close>[\]\"']{0,2})"
+    r"(?:(?P<eq>=)(?P<v1>[^&\s\"',;]*)"
+    r"|(?P<enc>%3[Dd]|%253[Dd])(?P<v2>(?:(?!%26|%2526)[^&\s\"'])*)"
+    r"|(?P<colon>[ \t]*:[ \t]*)(?:(?P<vq>[\"'])(?P<v3>(?:\\.|(?!(?P=vq)).)*)(?P=vq)|(?P<v4>\d{1,8})(?!\d)))"
+)
+# Quick tests that let most values skip the full patterns: a CVV name holds one of these once its separators are
+# taken out, and a card number has at least 13 decimal digits.
+_CVV_HINT = re.compile(r"(?i)c[\s_.\-\[\]]{0,2}v[\s_.\-\[\]]{0,2}[vcnd]|csc|security|verification")
+_SQUEEZE = str.maketrans("", "", " _.-[]\t")
+_ASCII_DIGITS = str.maketrans("", "", "0123456789")
+_ANY_DIGIT = re.compile(r"\d")
+_PAN_NAME = re.compile(r"(?i)^(?:[a-z0-9_-]*[_\-.\[])?(?:card[-_.\[]?(?:number|num|no)\]?|cardnumber|pan)\]?$")
+
+# Secrets met so far (``Secret`` registers its value): masked in any text ``mask_text`` sees, whatever its shape.
+_KNOWN_SECRETS: dict[str, None] = {}
+_SECRETS_FOUND: list[re.Pattern[str] | None] = [None]  # the pattern of the known secrets, rebuilt when one comes
+_SHORTEST_SECRET = 8  # characters: a shorter one is too likely a word (masking it would hide text)
+
+
+def remember_secret(value: str) -> None:
+    """Mask ``value`` wherever ``mask_text`` meets it from now on (``Secret`` does this for every secret)."""
+    if len(value) >= _SHORTEST_SECRET and value not in _KNOWN_SECRETS:
+        _KNOWN_SECRETS[value] = None
+        ordered = sorted(_KNOWN_SECRETS, key=len, reverse=True)  # (the longest first: one may contain another)
+        _SECRETS_FOUND[0] = re.compile("|".join(map(re.escape, ordered)))
+
+
+def _mask_secrets(text: str) -> str:
+    pattern = _SECRETS_FOUND[0]
+    return text if pattern is None else pattern.sub(SECRET_MASK, text)
 
 
 class Secret:
@@ -61,6 +101,7 @@ class Secret:
 
     def __init__(self, value: str) -> None:
         self._value = value
+        remember_secret(value)
 
     def reveal(self) -> str:
         return self._value
@@ -81,13 +122,52 @@ class Secret:
 
 
 def is_cvv_name(name: str) -> bool:
-    """A field name that holds a card verification value: cvv, cvv2, CVC, card_cvv, security_code..."""
+    """A field name that holds a card verification value: cvv, cvv2, CVC, card_cvv, card[cvv], c_v_v, cvv 2,
+    security_code...; not a longer phrase that ends in one (``approved-4-digit-cvv``)."""
     spec = FIELDS.get(name)
-    return (spec is not None and spec.kind is Kind.CVV) or bool(_CVV_NAME.match(name))
+    return (spec is not None and spec.kind is Kind.CVV) or _cvv_name(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cvv_name(name: str) -> bool:
+    """Words split at separators, a word that ends in a CVV core split before it (cardCvv, CARDCVV2)."""
+    words = []
+    for word in _NAME_PARTS.split(name.lower()):
+        core = next((c for c in _CVV_CORES_LONGEST_FIRST if word.endswith(c) and word != c), None)
+        if core is not None and word[: -len(core)].isalpha():
+            words += [word[: -len(core)], core]
+        elif word:
+            words.append(word)
+    merged: list[str] = []
+    spelled = False  # the last word is single letters spelled apart (c_v_v, c v v): a next one joins it
+    for word in words:
+        letter = len(word) == 1 and word.isalpha()
+        if letter and spelled:
+            merged[-1] += word
+        else:
+            merged.append(word)
+        spelled = letter
+    for index, word in enumerate(merged):
+        pair = tuple(merged[index : index + 2])
+        if word in _CVV_CORES:
+            end = index + 1
+        elif len(pair) == 2 and pair in _CVV_PAIRS:
+            end = index + 2
+        else:
+            continue
+        prefix, suffix = merged[:index], merged[end:]
+        if (
+            len(prefix) <= _MAX_PREFIX_WORDS
+            and all(w.isalpha() for w in prefix)
+            and len(suffix) <= 1
+            and all(w in _CVV_SUFFIXES for w in suffix)
+        ):
+            return True
+    return False
 
 
 def is_pan_name(name: str) -> bool:
-    """A field name that holds a card number: the catalogue's card fields, pan, card_no, card-number..."""
+    """A field name that holds a card number: the catalogue's card fields, pan, card_no, card[number]..."""
     spec = FIELDS.get(name)
     return (spec is not None and spec.kind is Kind.CARD_NUMBER) or bool(_PAN_NAME.match(name))
 
@@ -107,7 +187,7 @@ def mask_value(name: str, value: str) -> str:
         return CVV_MASK if value else value
     if rule is _Rule.CARD or (rule is _Rule.CARD_IF_DIGITS and ascii_digits(value.strip())):
         return mask_pan(value)
-    if len(value) < _PAN_MIN_DIGITS and not _CVV_HINT.search(value):  # most values: nothing to mask
+    if not _may_need_masking(value):  # most values: nothing to mask
         return value
     return mask_text(value)
 
@@ -139,6 +219,10 @@ def mask_fields(fields: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[s
     """
     items = list(fields.items()) if isinstance(fields, Mapping) else list(fields)
     names = tuple(map(_FIRST, items))
+    joined = "\0".join(names)  # a card number sent as a field's name (a mangled form), a secret as one
+    if _digit_count(joined) >= _PAN_MIN_DIGITS or (_SECRETS_FOUND[0] is not None and _SECRETS_FOUND[0].search(joined)):
+        items = [(mask_text(name), value) for name, value in items]
+        names = tuple(map(_FIRST, items))
     values = list(map(str, map(_SECOND, items)))
     plan = _mask_plan(names) if len(names) <= _MAX_CACHED_NAMES else _MaskPlan(names)
     if plan.text_at and _may_need_masking("\0".join(plan.texts(values))):
@@ -179,106 +263,136 @@ def _mask_plan(names: tuple[str, ...]) -> _MaskPlan:
 
 
 def _may_need_masking(text: str) -> bool:
-    """False when ``mask_text`` leaves ``text`` as it is, by two quick tests (True may be a false alarm).
-
-    A CVV-like word (``_CVV_IN_TEXT``) spells ``cv`` or ``security`` in ASCII letters of either case; a card
-    number ``_mask_card_numbers`` masks is 13 digits or more joined by single separators (space, dash, plus)
-    or escapes of a space or dash (``%20``, ``%2520``, ``%2D``): 13 or more characters of ``_MAYBE_CARD``.
-    """
-    lowered = text.lower()
-    if "cv" in lowered or "security" in lowered:
+    """False when ``mask_text`` leaves ``text`` as it is, by quick tests (True may be a false alarm): a known
+    secret, a CVV name (its letters, separators taken out), or 13 decimal digits in all."""
+    if _SECRETS_FOUND[0] is not None and _SECRETS_FOUND[0].search(text):
         return True
-    if text.isascii():  # the characters of _MAYBE_CARD as 1, any other as 0: then a run of 13 ones
-        return _THIRTEEN in text.encode("ascii").translate(_IN_A_CARD)
-    return _MAYBE_CARD.search(text) is not None
+    squeezed = text.lower().translate(_SQUEEZE)
+    if "cv" in squeezed or "csc" in squeezed or "security" in squeezed or "verification" in squeezed:
+        return True
+    return _digit_count(text) >= _PAN_MIN_DIGITS
 
 
-_MAYBE_CARD = re.compile(r"[\d +%Dd\-]{13,}")
-_IN_A_CARD = bytes(1 if chr(code) in "0123456789 +%Dd-" else 0 for code in range(256))  # (ASCII: \d is 0-9)
-_THIRTEEN = b"\x01" * 13
+def _digit_count(text: str) -> int:
+    if text.isascii():
+        return len(text) - len(text.translate(_ASCII_DIGITS))
+    return len(_ANY_DIGIT.findall(text))
 
 
 def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
-    """Mask every Luhn-valid card number, every CVV-like ``name=value`` and each given secret in free text."""
+    """Mask every card number, every CVV value after a CVV name, each given secret and every known ``Secret`` in
+    free text.  Text that holds none of them comes back as it was, character for character; masking only
+    replaces characters (digits by ``*``, a value by ``***``), it never moves any."""
     for secret in secrets:
         if secret:
             text = text.replace(secret, SECRET_MASK)
+    text = _mask_secrets(text)
     if _CVV_HINT.search(text):
-        text = _CVV_IN_TEXT.sub(_mask_cvv_match, text)
+        text = _NAME_VALUE.sub(_mask_cvv_match, text)
     return _mask_card_numbers(text)
 
 
 def _mask_cvv_match(match: re.Match[str]) -> str:
     name = match.group("name")
+    if not is_cvv_name(name.rstrip("[]")):
+        return match.group(0)
+    head = name + match.group("close")
     if match.group("eq"):
-        return f"{name}={CVV_MASK}" if match.group("v1") else match.group(0)
+        return f"{head}={CVV_MASK}" if match.group("v1") else match.group(0)
     if match.group("enc"):
-        return f"{name}{match.group('enc')}{CVV_MASK}" if match.group("v2") else match.group(0)
-    quote, colon, value_quote = match.group("q"), match.group("colon"), match.group("vq")
-    return f"{name}{quote}{colon}{value_quote}{CVV_MASK if match.group('v3') else ''}{value_quote}"
+        return f"{head}{match.group('enc')}{CVV_MASK}" if match.group("v2") else match.group(0)
+    colon = match.group("colon")
+    if match.group("vq") is not None:
+        quote = match.group("vq")
+        return f"{head}{colon}{quote}{CVV_MASK if match.group('v3') else ''}{quote}"
+    return f"{head}{colon}{CVV_MASK}"
 
 
 def _mask_card_numbers(text: str) -> str:
-    """Digests and percent-escapes set aside (as placeholder characters), then every run of digit groups masked."""
-    # a card number has 13 or more digits (``\d``)
-    if len(text) < _PAN_MIN_DIGITS or sum(map(str.isdecimal, text)) < _PAN_MIN_DIGITS or _DIGEST.fullmatch(text):
-        return text  # (a digest alone, a checksum or a signature, is set aside whole: nothing left to mask)
-    opaque, spacer = _unused_characters(text, 2)
-    kept: list[str] = []
+    """Every card number in ``text``, in any grouping, masked to its first six and last four digits.
 
-    def keep(placeholder: str) -> Callable[[re.Match[str]], str]:
-        def hide(match: re.Match[str]) -> str:
-            kept.append(match.group(0))
-            is_space = placeholder == opaque and match.group(0)[-2:] in _SPACE_ESCAPES
-            return spacer if is_space else placeholder
-
-        return hide
-
-    hidden = _ESCAPE.sub(keep(opaque), _DIGEST.sub(keep(opaque), text))
-    runs = re.compile(rf"\d+(?:[{re.escape(_GROUP_SEPARATORS + spacer)}]\d+)*")
-    masked = runs.sub(lambda match: _mask_run(match.group(0), _GROUP_SEPARATORS + spacer), hidden)
-    restored = iter(kept)
-    return re.sub(f"[{re.escape(opaque + spacer)}]", lambda _: next(restored), masked)
-
-
-def _unused_characters(text: str, count: int) -> list[str]:
-    chosen: list[str] = []
-    code = 0xE000  # Unicode's private use area
-    while len(chosen) < count:
-        if chr(code) not in text:
-            chosen.append(chr(code))
-        code += 1
-    return chosen
-
-
-def _mask_run(run: str, separators: str) -> str:
-    """Digit groups like ``4444 5555 6666 1111`` or one group of 12-19 digits: each card number in them masked.
-
-    A number is a single group of 13 to 19 digits, or consecutive groups laid out as on a card
-    (fours, then one to four digits: 13 to 19 in all; or 4-6-5), with the same separator between.
-    """
-    pieces = re.split(f"([{re.escape(separators)}])", run)
-    groups, seps = pieces[0::2], pieces[1::2]
-    starts = [sum(len(piece) for piece in pieces[: 2 * index]) for index in range(len(groups))]
+    Digests and percent-escapes (but those of a space or a dash) are blanked out in a copy of the same length,
+    so that their digits are no part of a number (an escaped space or dash is blanked as a separator); the digit
+    groups of the copy are then read run by run, and
+    the digits to hide are replaced in place in ``text`` (nothing else changes, nothing moves)."""
+    if _digit_count(text) < _PAN_MIN_DIGITS:
+        return text
+    scan = text
+    if "%" in text or _DIGEST.search(text):
+        blank = list(text)
+        for pattern in (_DIGEST, _ESCAPE):
+            for found in pattern.finditer(text):
+                joining = pattern is _ESCAPE and _JOINING_ESCAPE.fullmatch(found.group(0))
+                blank[found.start() : found.end()] = ("\x01" if joining else "\0") * (found.end() - found.start())
+        scan = "".join(blank)
     hidden: set[int] = set()
-    for first in range(len(groups)):
-        for last in range(first, min(len(groups), first + 5)):
-            window = groups[first : last + 1]
-            if _card_layout(window, seps[first:last]) and luhn_ok("".join(window)):
-                positions = [starts[i] + offset for i in range(first, last + 1) for offset in range(len(groups[i]))]
-                hidden.update(positions[6:-4])
+    for run in _DIGIT_RUN.finditer(scan):
+        if run.end() - run.start() >= _PAN_MIN_DIGITS:
+            hidden.update(_card_digits_in(run.group(0), run.start()))
     if not hidden:
-        return run
-    return "".join("*" if index in hidden else char for index, char in enumerate(run))
+        return text
+    return "".join("*" if index in hidden else char for index, char in enumerate(text))
 
 
-def _card_layout(groups: list[str], seps: list[str]) -> bool:
+def _card_digits_in(run: str, offset: int) -> set[int]:
+    """Positions (in the text) of the digits to hide in one run of digit groups."""
+    groups = [(m.start(), m.group(0)) for m in _DIGIT_GROUP.finditer(run)]
+    seps = [run[groups[i][0] + len(groups[i][1]) : groups[i + 1][0]] for i in range(len(groups) - 1)]
+    hidden: set[int] = set()
+
+    def hide(positions: list[int]) -> None:
+        hidden.update(offset + position for position in positions[6:-4])
+
+    for start, digits in groups:  # one group: a number written whole, or one inside a longer run of digits
+        size = len(digits)
+        if size in _CARD_LENGTHS and _luhn(digits):
+            hide(list(range(start, start + size)))
+        if size > _HIDDEN_LENGTHS[0]:
+            for first, length in _windows(size):
+                window = digits[first : first + length]
+                issued = window[:2] in ("34", "37") if length == 15 else window[0] in _ISSUERS
+                if issued and _luhn(window):
+                    hide(list(range(start + first, start + first + length)))
+    for first in range(len(groups) - 1):  # two groups or more: a number written in groups
+        total = len(groups[first][1])
+        for last in range(first + 1, len(groups)):
+            total += len(groups[last][1])
+            if total > _CARD_LENGTHS.stop - 1:
+                break
+            if total < _CARD_LENGTHS.start:
+                continue
+            chosen = groups[first : last + 1]
+            number = "".join(digits for _, digits in chosen)
+            if _grouped_like_a_card([d for _, d in chosen], seps[first:last], number) and _luhn(number):
+                hide([begin + i for begin, digits in chosen for i in range(len(digits))])
+    return hidden
+
+
+def _windows(size: int) -> list[tuple[int, int]]:
+    """(first, length) of the windows strictly inside a group of ``size`` digits where a card number hides: the
+    16 digits of most cards, the 15 of Amex (a very long group is searched at its two ends only)."""
+    found = []
+    for length in _HIDDEN_LENGTHS:
+        if length >= size:
+            continue
+        firsts: range | list[int] = range(size - length + 1)
+        if size > _LONGEST_SCANNED_GROUP:
+            firsts = [0, size - length]
+        found += [(first, length) for first in firsts]
+    return found
+
+
+def _grouped_like_a_card(groups: list[str], seps: list[str], number: str) -> bool:
+    """A card printed in groups (fours, Amex's 4-6-5) with one separator, whatever its first digit; or any other
+    grouping of three digits or more per group (7+9, mixed separators) of a number a card scheme issues."""
     sizes = [len(group) for group in groups]
-    if len(sizes) == 1:
-        return 13 <= sizes[0] <= 19
-    if len(set(seps)) != 1 or not 13 <= sum(sizes) <= 19:
-        return False
-    return sizes == [4, 6, 5] or (all(size == 4 for size in sizes[:-1]) and 1 <= sizes[-1] <= 4)
+    if len(set(seps)) == 1 and (sizes == [4, 6, 5] or (all(s == 4 for s in sizes[:-1]) and 1 <= sizes[-1] <= 4)):
+        return True
+    return min(sizes) >= 3 and number[0] in _ISSUERS
+
+
+def _luhn(digits: str) -> bool:
+    return luhn_ok(digits) if digits.isascii() else luhn_ok("".join(str(int(c)) for c in digits))
 
 
 def mask_base_string(base_string: str) -> str:

@@ -12,6 +12,7 @@ from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from typing import Any, Self
 
+from toolkit.masking import mask_text
 from toolkit.operations import ResponseKind
 
 RENAMED = {"kind": "type", "orderid": "paynet-order-id", "client_orderid": "merchant-order-id"}
@@ -61,7 +62,7 @@ def _wire_names(cls: type) -> tuple[tuple[str, str], ...]:
     return names
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Response:
     """Any successful gateway response; ``raw`` is the decoded body as received."""
 
@@ -82,8 +83,13 @@ class Response:
         """A raw field by its wire name."""
         return self.raw.get(name, default)
 
+    def __repr__(self) -> str:
+        """The fields as a dataclass shows them, card data masked (a card number typed into client_orderid)."""
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
+        return mask_text(f"{type(self).__name__}({shown})")
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class AsyncResponse(Response):
     """Acknowledgement of an asynchronous operation (``async-response``)."""
 
@@ -94,14 +100,14 @@ class AsyncResponse(Response):
     error_code: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class FormResponse(AsyncResponse):
     """``async-form-response``: where to send the payer's browser."""
 
     redirect_url: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class StatusResponse(AsyncResponse):
     """``status-response``: the transaction as the gateway sees it now (behaviour section 3)."""
 
@@ -131,7 +137,7 @@ class StatusResponse(AsyncResponse):
         return self.status is Status.PROCESSING and bool(self.html or self.redirect_to)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class CardRefResponse(AsyncResponse):
     """``create-card-ref-response``: the card reference made from a transaction."""
 
@@ -139,7 +145,7 @@ class CardRefResponse(AsyncResponse):
     status: Status = Status.UNKNOWN
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class CardInfoResponse(Response):
     """``get-card-info-response``: holder, BIN, last four digits and expiry of a stored card (behaviour section 10).
 
@@ -165,7 +171,7 @@ class CardInfoResponse(Response):
         return tuple(name for name in names if not self.raw.get(name))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RecurringPaymentResponse(Response):
     """``create-recurring-payment-response``: the new subscription's id."""
 

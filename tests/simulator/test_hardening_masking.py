@@ -53,5 +53,56 @@ def test_a_card_number_typed_into_another_field_is_masked(server: SimulatorServe
     answer = post("/api/v2/sale/1001", with_control("sale", sale_fields(**{field: PAN})))
     line = journal_line(server, answer.json()["serial-number"])
     assert PAN not in json.dumps(line)
-    assert PAN not in answer.text or field == "client_orderid"  # merchant-order-id echoes it to its sender
+    assert PAN not in answer.text  # (merchant-order-id answers the client_orderid as the simulator keeps it)
     assert line["fields"][field] == "453897******6732"  # type: ignore[index]
+
+
+# --- second round (issue 19, #4): the store, the receiver, reprs ---------------------------------------------
+
+FORMS = (PAN, "4538.9773.9960.6732", "4538977 399606732", "４５３８９７７３９９６０６７３２")
+
+
+def test_the_db_file_keeps_no_card_number_typed_into_free_text(tmp_path, with_control) -> None:
+    """client_orderid, email, the callback and redirect addresses: a card number in them is masked before it is
+    stored; the order is still found by the client_orderid sent."""
+    from toolkit.client import GatewayClient
+    from toolkit.simulator.server import SimulatorServer as Server
+
+    db = tmp_path / "sim.db"
+    with Server(db=db) as server, GatewayClient(server.client_config(), validate=False) as client:
+        for index, written in enumerate(FORMS):
+            fields = sale_fields(client_orderid=f"{written}-{index}")
+            if written.isascii() and " " not in written:  # (what an e-mail address and a URL can hold)
+                fields.update(email=f"a{written}@example.com", server_callback_url=f"http://127.0.0.1:9/cb?pan={written}",
+                              redirect_url=f"http://127.0.0.1:9/back/{written}")  # fmt: skip
+            ack = client.sale(fields)
+            status = client.status(client_orderid=f"{written}-{index}", orderid=ack.orderid)
+            assert status.orderid == ack.orderid and PAN not in repr(status)
+    raw = "".join(path.read_bytes().decode("utf-8", "replace") for path in tmp_path.glob("sim.db*"))  # (-wal too)
+    digits_only = "".join(ch for ch in raw if ch.isdecimal()).translate(
+        str.maketrans("０１２３４５６７８９", "0123456789")
+    )
+    assert PAN not in raw and "4538.9773.9960.6732" not in raw and "４５３８９７７３９９６０６７３２" not in raw
+    assert PAN not in digits_only.replace("453897", "")  # (BIN and last four are kept: never the whole number)
+
+
+def test_gatekit_listen_prints_merchant_order_and_card_cvv_masked() -> None:
+    import io
+    import threading
+
+    from toolkit.callbacks import CallbackReceiver
+    from toolkit.commands.listen import JsonLines
+
+    out = io.StringIO()
+    with CallbackReceiver() as receiver:
+        printer = JsonLines(out)
+        receiver.observers.append(printer.arrival)
+        import requests
+
+        requests.post(receiver.callback_url + f"/{PAN}", data={"merchant_order": PAN, "client_orderid": PAN,
+                      "card[cvv]": "987", "status": "approved", "orderid": "8056020"}, timeout=10)  # fmt: skip
+        done = threading.Event()
+        assert receiver.wait_for_callback(orderid="8056020", timeout=5)
+        done.set()
+    line = out.getvalue()
+    assert PAN not in line and '"987"' not in line and '"card[cvv]": "***"' in line, line

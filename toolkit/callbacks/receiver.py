@@ -24,7 +24,7 @@ from urllib.parse import quote
 from toolkit.callbacks.inbox import Inbox, OrderWaker
 from toolkit.callbacks.records import CALLBACK, REDIRECT, Kind, Received, mask_params
 from toolkit.callbacks.server import Answer, Arrival, ReceiverServer, redirect_page, text_answer
-from toolkit.masking import Secret
+from toolkit.masking import Secret, mask_text
 from toolkit.signing import verify_callback_control
 
 Observer = Callable[[Received], None]
@@ -163,7 +163,7 @@ class CallbackReceiver:
         draft = Received(
             kind=kind,
             method=arrival.method,
-            path=arrival.path,
+            path=mask_text(arrival.path),
             params=mask_params(arrival.params),
             control_ok=self._control_ok(arrival.params),
             received_at=self._clock(),

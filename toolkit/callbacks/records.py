@@ -20,11 +20,11 @@ Kind = Literal["callback", "redirect"]
 CALLBACK: Kind = "callback"
 REDIRECT: Kind = "redirect"
 
-# Identifiers, checksums and signed 3-D Secure tokens are never free text: a long numeric orderid, or a
-# run of digits inside a base64url CRes/PaRes, may pass the Luhn check, and masking would corrupt it.
+# The gateway's identifiers, checksums and signed 3-D Secure tokens are never free text: a run of digits
+# inside a base64url CRes/PaRes may pass the Luhn check, and masking would corrupt it.  The merchant's own
+# client_orderid (and its echo, merchant_order) is free text: a card number typed into it is masked.
 _NOT_FREE_TEXT = frozenset(
-    {"orderid", "merchant_order", "client_orderid", "control", "amount", "currency", "status", "type", "cardrefid",
-     "cres", "pares", "md"}
+    {"orderid", "control", "amount", "currency", "status", "type", "cardrefid", "cres", "pares", "md"}
 )  # fmt: skip
 
 
@@ -92,7 +92,7 @@ class Received:
         """True when every given criterion holds (none given: always); ``type`` is the transaction's."""
         return (
             (orderid is None or self.orderid == str(orderid))
-            and (client_orderid is None or self.client_orderid == client_orderid)
+            and (client_orderid is None or self.client_orderid == _mask_one("client_orderid", client_orderid))
             and (status is None or self.status.lower() == str(status).lower())
             and (type is None or self.type == type)
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from toolkit.models import FINAL_STATUSES, Status
@@ -20,7 +21,7 @@ from toolkit.signing import callback_control
 from toolkit.simulator.clock import SimClock
 from toolkit.simulator.errors import SimError, state_error
 from toolkit.simulator.settings import Merchant, SimulatorSettings
-from toolkit.simulator.store import Row, Store, dumps, loads, next_id_sql, row_id
+from toolkit.simulator.store import Row, Store, dumps, loads, next_id_sql, row_id, stored_text
 
 # Transaction kinds that start an order (a duplicate client_orderid among them is worth a warning).
 INITIAL_KINDS = ("sale", "preauth", "account-verification", "rebill", "payout", "payout-check", "transfer")
@@ -94,9 +95,12 @@ class Call:
     warnings: list[str] = field(default_factory=list)
     lenient: bool = False  # forgive what the production gateway refuses, with a warning
 
-    @property
+    @cached_property
     def client_orderid(self) -> str:
-        return self.fields.get("client_orderid") or self.fields.get("client-order-id", "")
+        """The client_orderid sent, as the store keeps it (a card number typed into it masked: ``stored_text``)."""
+        return stored_text(
+            "client_orderid", self.fields.get("client_orderid") or self.fields.get("client-order-id", "")
+        )
 
     def forgive(self, problem: str) -> None:
         """A problem the production gateway refuses: a SimError, or a warning on a lenient simulator."""

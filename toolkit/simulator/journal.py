@@ -61,7 +61,7 @@ def entry(
         "at": at,
         "login": login,
         "operation": operation,
-        "path": path,
+        "path": mask_text(path),
         "http_status": http_status,
         "response_type": response_type,
         "serial": body.get("serial-number", ""),

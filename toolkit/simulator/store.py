@@ -3,6 +3,11 @@
 Money rules run inside ``transaction()``: ``BEGIN IMMEDIATE`` takes the write lock before the
 remaining amount is read, so concurrent captures or returns on one order are serialised and
 can never exceed what was authorized or charged.
+
+No card data is stored: a card is kept as BIN, last four, type, expiry and holder, and the free-text
+columns a merchant fills (``FREE_TEXT``: client_orderid, email, addresses, messages) are written through
+``stored_text``, which masks a card number or a CVV typed into them (``client_orderid`` is then looked up
+by its masked form too: ``Call.client_orderid``).
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from toolkit.masking import mask_value
 
 # Indexes on columns that most rows leave NULL (a parent, a pending decision or deadline, a page token) are
 # partial: a sale decided at once writes no entry in them.  Every query on them compares the column, which
@@ -83,6 +90,25 @@ CREATE TABLE IF NOT EXISTS faults (
 FIRST_IDS = {"transactions": 8056020, "card_refs": 1679215, "recurring": 700100}
 
 Row = dict[str, Any]
+
+# Columns a merchant's free text goes into: a card number or CVV typed there is masked before it is stored.
+FREE_TEXT = frozenset({
+    "client_orderid", "email", "redirect_url", "callback_url", "notify_url", "cardholder", "holder", "url",
+    "params", "extra", "error_message", "plan_message", "path", "fields", "warnings", "error",
+})  # fmt: skip
+
+
+def stored_text(name: str, value: str) -> str:
+    """``value`` as the store keeps it in column ``name``: masked (``toolkit.masking``), or as it is."""
+    return mask_value(name, value)
+
+
+def _stored(values: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``values`` with their free-text columns as the store keeps them (the same mapping when nothing changes)."""
+    changed = {name: stored_text(name, value) for name, value in values.items()
+               if name in FREE_TEXT and isinstance(value, str) and value}  # fmt: skip
+    changed = {name: value for name, value in changed.items() if value != values[name]}
+    return {**values, **changed} if changed else values
 
 
 _NAME = operator.itemgetter(0)  # a column's name in ``cursor.description``
@@ -214,11 +240,13 @@ class Store:
             return rows
 
     def insert(self, table: str, values: Mapping[str, Any]) -> int:
+        values = _stored(values)
         names = ", ".join(values)
         marks = ", ".join(f":{name}" for name in values)
         return self.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", dict(values))
 
     def update(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> int:
+        values = _stored(values)
         sets = ", ".join(f"{name}=:{name}" for name in values)
         return self.execute(f"UPDATE {table} SET {sets} WHERE {key}=:_key", {**values, "_key": key_value})
 
@@ -236,6 +264,7 @@ class Store:
         ``RETURNING *`` (a wide row read back and turned into a dict costs more than the insert).  Any other
         value (one SQLite would convert) reads the row back as stored.
         """
+        values = _stored(values)
         key = (table, tuple(values), tuple(map(type, values.values())))
         plan = self._insert_plans.get(key)
         if plan is None:
@@ -296,6 +325,7 @@ class Store:
 
     def update_row(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> Row | None:
         """``update`` of one row by key, returning the row as it now is (None when there is none)."""
+        values = _stored(values)
         sets = ", ".join(f"{name}=:{name}" for name in values)
         return self.returning(f"UPDATE {table} SET {sets} WHERE {key}=:_key RETURNING *", {**values, "_key": key_value})
 
