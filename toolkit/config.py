@@ -147,10 +147,10 @@ def simulator_config(base_url: str = demo.BASE_URL) -> GatewayConfig:
 
 def _file_settings(profile: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     """A file profile's settings as GatewayConfig takes them: ``control_key_env`` read, ``poll`` built."""
-    values = dict(raw)
+    values = {name: _read(name, value) for name, value in raw.items()}
     variable = values.pop("control_key_env", None)
     if variable and env.get(variable):
-        values["control_key"] = env[variable]
+        values["control_key"] = Secret(env[variable])
     poll = values.pop("poll", None)
     if poll is not None:
         try:
@@ -167,6 +167,14 @@ def _check_known(profile: str, values: Mapping[str, Any]) -> None:
         raise ConfigError(f"profile {profile}: unknown settings {', '.join(unknown)}")
 
 
+def _read(setting: str, value: Any) -> Any:
+    """A setting as read from the environment, a file or a flag: a secret one is a ``Secret`` from this moment
+    on (a traceback's locals, a repr, a log show it masked), anything else as it is."""
+    if setting in SECRET_SETTINGS and isinstance(value, str):
+        return Secret(value)
+    return value
+
+
 def _from_settings(profile: str, settings: Mapping[str, Any], key_env: str | None) -> GatewayConfig:
     values = dict(settings)
     missing = [name for name in ("base_url", "login", "control_key") if not values.get(name)]
@@ -178,7 +186,7 @@ def _from_settings(profile: str, settings: Mapping[str, Any], key_env: str | Non
         poll=values.pop("poll", SANDBOX_POLL),
         base_url=values.pop("base_url"),
         login=values.pop("login"),
-        control_key=Secret(values.pop("control_key")),
+        control_key=_read("control_key", values.pop("control_key")),
         endpoint_id=_coerce("endpoint_id", values.pop("endpoint_id", None)),
         endpoint_group_id=_coerce("endpoint_group_id", values.pop("endpoint_group_id", None)),
     )
@@ -274,8 +282,8 @@ def load_config(
     name, base, raw = _profile_table(profile, file, env)
     raw.pop(SIMULATOR_TABLE, None)  # the embedded simulator's settings: ``simulator_settings``
     raw.pop(PAYER_TABLE, None)  # the payer's: ``payer_settings``
-    from_env = {setting: env[var] for setting, var in ENV_VARS.items() if env.get(var)}
-    given = {setting: value for setting, value in overrides.items() if value is not None}
+    from_env = {setting: _read(setting, env[var]) for setting, var in ENV_VARS.items() if env.get(var)}
+    given = {setting: _read(setting, value) for setting, value in overrides.items() if value is not None}
     settings = {**_file_settings(name, raw, env), **from_env, **given}
     _check_known(name, settings)
     if base == "simulator":

@@ -62,6 +62,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from toolkit.certify.scrub import remember_environment_secrets
+
+    remember_environment_secrets()
     for tag in (*FLOW_TAGS, *OPERATIONS):
         config.addinivalue_line("markers", f"{tag}: gatekit scenario tag")
     tidy.install(config)
@@ -70,6 +73,25 @@ def pytest_configure(config: pytest.Config) -> None:
         from toolkit.recording import clear
 
         clear(Path(folder))
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Every test report masked (secrets, card data in a traceback's locals or captured output) before the
+    terminal, JUnit XML and Allure read it (``trylast``: inside the other plugins' wrappers)."""
+    outcome = yield
+    from toolkit.certify.scrub import scrub, scrub_exception
+
+    scrub(outcome.get_result())
+    scrub_exception(call.excinfo.value if call.excinfo is not None else None)
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    outcome = yield
+    from toolkit.certify.scrub import scrub
+
+    scrub(outcome.get_result())
 
 
 # (the run's recordings, the scenario's recorder, when it started): set by the ``gateway_recorder`` fixture

@@ -20,6 +20,7 @@ from toolkit.envnames import ENV_VARS
 
 if TYPE_CHECKING:  # the catalogue, the profiles and masking are imported when a command runs
     from toolkit.config import GatewayConfig
+    from toolkit.masking import Secret
     from toolkit.operations import Operation
 
 # The type of ``add_subparsers()``: argparse names it privately.
@@ -44,6 +45,13 @@ class UsageError(Exception):
     """A command line that cannot be carried out (exit status 2)."""
 
 
+def _secret_flag(value: str) -> Secret:
+    """A secret given as a flag is a ``Secret`` from the moment argparse reads it (never shown by a repr)."""
+    from toolkit.masking import Secret
+
+    return Secret(value)
+
+
 def add_gateway_options(parser: argparse.ArgumentParser) -> None:
     """``--profile`` and the settings that override the profile and the environment."""
     group = parser.add_argument_group("gateway", "override the profile and the GATEWAY_* environment variables")
@@ -51,7 +59,10 @@ def add_gateway_options(parser: argparse.ArgumentParser) -> None:
     for flag, setting in GATEWAY_FLAGS.items():
         caution = " (a flag shows in ps and shell history: prefer the variable)" if setting in SECRET_SETTINGS else ""
         help_text = f"instead of {ENV_VARS[setting]}{caution}"
-        group.add_argument(flag, dest=setting, metavar=setting.upper(), help=help_text)
+        if setting in SECRET_SETTINGS:
+            group.add_argument(flag, dest=setting, metavar=setting.upper(), help=help_text, type=_secret_flag)
+        else:
+            group.add_argument(flag, dest=setting, metavar=setting.upper(), help=help_text)
     group.add_argument("--use-group", action="store_true", help="address the endpoint group instead of the endpoint")
     group.add_argument(
         "--no-validate", action="store_true", help="skip the client's checks: send what the gateway should refuse"

@@ -48,8 +48,10 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Listen until Ctrl-C or SIGTERM; 0 after a clean stop, 2 when the address cannot be bound."""
     from toolkit.callbacks import CallbackReceiver
+    from toolkit.masking import Secret
 
-    control_key = args.control_key or os.environ.get(ENV_VARS["control_key"]) or None
+    found = args.control_key or os.environ.get(ENV_VARS["control_key"])
+    control_key = Secret(found) if found else None  # (a Secret from here on: never in a repr or a traceback)
     receiver = CallbackReceiver(control_key, host=args.host, port=args.port)
     stop = threading.Event()
     with stop_on_signals(stop):
