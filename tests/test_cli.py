@@ -592,3 +592,17 @@ def test_simulate_logs_one_masked_line_per_request():
         "POST /paynet/api/v2/sale/444455******1111 sale 200 validation-error orderid=-",
         "GET /_sim/journal get_journal 200 - orderid=-",
     ]
+
+
+def test_simulate_escapes_control_characters_of_a_path_in_its_log_lines():
+    """Any web page can make a browser request ``http://127.0.0.1:8080/x%1b]0;pwned%07``: the line escapes it, and
+    a ``%0d%0a`` in a path forges no second line (issue 19, #6)."""
+    lines: list[str] = []
+    server = SimulatorServer()
+    server.app.add_middleware(RequestLog, write=lines.append)
+    with server:
+        for path in ("/x%1b]0;pwned%07", "/a%0d%0a10:00:00.000%20GET%20/forged", "/b%e2%80%a8c%c2%9b2J"):
+            requests.get(server.root_url + path, timeout=10)
+    assert len(lines) == 3 and all(line.isprintable() for line in lines), lines
+    assert "/x\\x1b]0;pwned\\x07" in lines[0] and "/a\\x0d\\x0a10:00:00.000 GET /forged" in lines[1]
+    assert "/b\\u2028c\\x9b2J" in lines[2]

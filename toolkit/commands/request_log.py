@@ -4,8 +4,9 @@
 
 The time, the method and path, the operation (the route: a catalogue operation, a page, a
 control call), the HTTP status, the ``type`` and ``paynet-order-id`` of a gateway answer, and how
-long the simulator took.  An ASGI middleware that the command puts around the simulator's app:
-the simulator itself, its tests and ``gatekit certify`` never run it.
+long the simulator took; control characters escaped (``toolkit.terminal``: a path from a web page cannot
+write escape sequences or a forged line into the terminal).  An ASGI middleware that the command puts
+around the simulator's app: the simulator itself, its tests and ``gatekit certify`` never run it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from toolkit.masking import mask_text
+from toolkit.terminal import printable
 from toolkit.wire import DecodeError, decode_response
 
 MAX_BODY = 64 * 1024  # gateway answers are small
@@ -66,7 +68,7 @@ def line(scope: Scope, answer: _Answer, seconds: float, at: datetime | None = No
         f"{stamp} {scope.get('method', '-')} {scope.get('path', '')} {operation(scope)} {answer.status or '-'} "
         f"{kind} orderid={orderid} {seconds * 1000:.0f} ms"
     )
-    return mask_text(text)
+    return printable(mask_text(text))
 
 
 class RequestLog:

@@ -45,6 +45,7 @@ from toolkit.signing import (
     sign_rsa_sha256,
     signature_base_string,
 )
+from toolkit.terminal import printable
 
 MAX_BODY = 1 << 20  # bytes of a request body the proxy reads (a gateway request is a few kilobytes)
 PROBLEM, NOTE = "  ! ", "  - "
@@ -88,7 +89,7 @@ class Exchange:
                     continue
                 said.add(check.text)
             lines.append((PROBLEM if check.problem else NOTE) + str(check))
-        return mask_text("\n".join(lines))
+        return "\n".join(printable(mask_text(line)) for line in lines)  # (each line: a path may carry \r\n)
 
 
 class ProxyServer:
