@@ -198,9 +198,28 @@ def test_a_repeat_with_another_amount_is_refused_naming_the_order(client: Gatewa
     with pytest.raises(ValidationError) as caught:
         client.sale(sale_fields(amount=Decimal("11.00"), client_orderid=first.client_orderid))
     assert caught.value.error_message == (
-        f"client_orderid: {first.client_orderid} already names orderid {first.orderid} (sale 10.00 EUR, approved); "
-        "a repeated request carries the same operation, amount and currency, a new order a new client_orderid"
+        f"client_orderid: {first.client_orderid} already names orderid {first.orderid} (sale 10.00 EUR with card "
+        "453897******6732, approved); a repeated request carries the same operation, card, amount and currency, "
+        "a new order a new client_orderid"
     )
+
+
+def test_a_repeat_with_another_card_is_refused_naming_the_order(client: GatewayClient) -> None:
+    """Issue 19, #7: another card with a declining CVV2 was answered with the first card's approved order."""
+    first = client.sale(sale_fields(amount=Decimal("10.00")))
+    other = sale_fields("insufficient-funds", amount=Decimal("10.00"), client_orderid=first.client_orderid)
+    other["credit_card_number"] = "4444555566661111"
+    with pytest.raises(
+        ValidationError, match=rf"client_orderid: another card: .* already names orderid {first.orderid}"
+    ):
+        client.sale(other)
+
+
+def test_a_repeat_with_the_same_card_and_another_cvv2_is_the_same_order(client: GatewayClient) -> None:
+    """A CVV2 is never kept: the same card, amount and currency again is a repeat, answered with its order."""
+    first = client.sale(sale_fields(amount=Decimal("10.00")))
+    again = client.sale(sale_fields("insufficient-funds", amount=Decimal("10.00"), client_orderid=first.client_orderid))
+    assert again.orderid == first.orderid
 
 
 def test_a_retry_after_a_decline_is_a_new_order(client: GatewayClient) -> None:

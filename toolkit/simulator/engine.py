@@ -23,6 +23,8 @@ from toolkit.simulator.errors import SimError, state_error
 from toolkit.simulator.settings import Merchant, SimulatorSettings
 from toolkit.simulator.store import Row, Store, dumps, loads, next_id_sql, row_id, stored_text
 
+# What tells one card from another in a repeated request (``_check_repeat``): a card is never stored whole.
+CARD_IDENTITY = ("card_bin", "card_last4", "card_exp_month", "card_exp_year", "cardrefid")
 # Transaction kinds that start an order (a duplicate client_orderid among them is worth a warning).
 INITIAL_KINDS = ("sale", "preauth", "account-verification", "rebill", "payout", "payout-check", "transfer")
 # A new order (``_insert_tx``): the id of the merchant's latest order with its client_orderid (``_check_repeat``)
@@ -366,8 +368,9 @@ class Engine:
         """The idempotency rule for a new order whose client_orderid the merchant already used.
 
         - The earlier order failed (declined, filtered, error): a new order is made (a retry), with a warning.
-        - It lives and the request is the same (operation kind, amount, currency): ``RepeatedOrder`` answers
-          with it; nothing is charged twice.
+        - It lives and the request is the same (operation kind, card, amount, currency): ``RepeatedOrder``
+          answers with it; nothing is charged twice.  The card is told by BIN, last four, expiry and card
+          reference (a CVV2 is never kept: the same card with another CVV2 is the same request).
         - It lives and the request differs: refused (a lenient simulator makes a new order, with a warning).
         Checked inside the caller's ``BEGIN IMMEDIATE`` transaction, so concurrent repeats cannot both create.
         """
@@ -378,13 +381,16 @@ class Engine:
             )
             return
         money = (row.get("amount_minor"), row.get("currency"))
-        if existing["kind"] == kind and (existing["amount_minor"], existing["currency"]) == money:
+        same_card = all(existing[name] == row[name] for name in CARD_IDENTITY if row.get(name) or existing[name])
+        if existing["kind"] == kind and (existing["amount_minor"], existing["currency"]) == money and same_card:
             raise RepeatedOrder(existing)
+        card = f" with card {existing['card_bin']}******{existing['card_last4']}" if existing["card_bin"] else ""
+        other = "another card: " if existing["kind"] == kind and not same_card else ""
         call.forgive(
-            f"client_orderid: {call.client_orderid} already names orderid {existing['orderid']} "
+            f"client_orderid: {other}{call.client_orderid} already names orderid {existing['orderid']} "
             f"({existing['kind']} {self.amount_text(existing)} {existing['currency'] or ''}".rstrip()
-            + ", "
-            + f"{existing['status']}); a repeated request carries the same operation, amount and currency, "
+            + f"{card}, "
+            + f"{existing['status']}); a repeated request carries the same operation, card, amount and currency, "
             "a new order a new client_orderid"
         )
 
