@@ -4,7 +4,7 @@ To add one, write ``toolkit/commands/NAME.py`` with ``register(subparsers)`` (wh
 ``handler`` default: ``handler(args) -> int``) and append ``"NAME"`` to ``COMMANDS``.
 
 Exit status: 0 done; 2 usage, configuration, key or request refused before sending;
-3 the gateway said no (ApiError); 4 no answer or not a gateway answer; 1 any other gateway error.
+3 the gateway said no (ApiError); 4 no answer or not a gateway answer; 1 any other gateway error; 130 Ctrl-C.
 
 The parser is built from the command modules' ``register`` alone: a command module imports what
 it runs on (the client, the simulator, pytest) inside its handler, so that ``gatekit --help``,
@@ -31,6 +31,7 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_REFUSED = 3
 EXIT_TRANSPORT = 4
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
 
 
 def _exit_codes() -> tuple[tuple[type[Exception], int], ...]:
@@ -91,6 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (``gatekit operations | head``): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAILED
+    except KeyboardInterrupt:  # Ctrl-C: one line, never a traceback
+        print(f"\ngatekit {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except Exception as error:
         code = exit_code(error)
         if code is None:  # a bug of gatekit: one masked line, never a traceback that may carry card data

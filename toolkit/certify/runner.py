@@ -18,16 +18,21 @@ from __future__ import annotations
 import configparser
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit import suite
 from toolkit._version import ALLURE_VERSION
 from toolkit.certify import catalog, summary
+from toolkit.certify.staging import StagedRun
 from toolkit.certify.target import target_note
 from toolkit.config import load_config
 
@@ -169,31 +174,120 @@ def prepare(options: CertifyOptions, cwd: Path) -> tuple[list[Path], list[catalo
     return folders, selected
 
 
+class Interrupted(Exception):
+    """Ctrl-C or SIGTERM during the run: pytest and what it started were stopped, nothing of the run was kept."""
+
+
 def certify(options: CertifyOptions, cwd: Path | None = None) -> int:
-    """Run the suite; 0 when every flow passed, 1 when any failed, 2 when it could not run."""
+    """Run the suite; 0 when every flow passed, 1 when any failed, 2 when it could not run.
+
+    The run writes aside (``StagedRun``) and its files replace the previous run's together once it is over;
+    Ctrl-C or SIGTERM stops pytest, its workers and its browsers, keeps the previous files, and raises
+    ``Interrupted``."""
     cwd = cwd or Path.cwd()
     folders, _ = prepare(options, cwd)
-    shutil.rmtree(options.results, ignore_errors=True)
-    options.reports.mkdir(parents=True, exist_ok=True)
-    # A separate interpreter: the suite must import toolkit itself (assertion rewriting, fresh state).
-    command = [sys.executable, "-m", "pytest", *pytest_args(options, folders, cwd)]
-    started = time.monotonic()
-    code = subprocess.run(command, cwd=cwd, check=False).returncode
-    seconds = time.monotonic() - started
+    staged = StagedRun(options)
+    try:
+        code, seconds = _run_pytest(staged.options, folders, cwd)
+        index = _reports(staged, code, seconds)
+    except BaseException:
+        staged.discard()
+        raise
+    staged.commit()
     junit = options.reports / "junit.xml"
     print(f"\nAllure results: {options.results.resolve()}\nJUnit XML: {junit.resolve()}")
     if options.record:
         print(f"Recordings (HAR 1.2): {options.record.resolve()} (gatekit drift {options.record})")
+    if index is not None:
+        print(f"HTML report: {index.resolve()}")
+    if (options.reports / summary.FILE).is_file():
+        print(f"Summary (Markdown, for CI): {(options.reports / summary.FILE).resolve()}")
+    sys.stdout.flush()
+    return {0: EXIT_PASSED, 1: EXIT_FAILED}.get(code, EXIT_NOT_RUN)
+
+
+def _run_pytest(options: CertifyOptions, folders: list[Path], cwd: Path) -> tuple[int, float]:
+    """pytest in a separate interpreter (the suite imports toolkit itself: assertion rewriting, fresh state), in
+    a process group of its own, so that an interruption reaches it, its workers and its browsers together."""
+    command = [sys.executable, "-m", "pytest", *pytest_args(options, folders, cwd)]
+    started = time.monotonic()
+    with _signals_interrupt():
+        process = subprocess.Popen(command, cwd=cwd, start_new_session=True)
+        try:
+            code = process.wait()
+        except KeyboardInterrupt:
+            stop_group(process)
+            raise Interrupted from None
+        finally:
+            _end_group(process.pid)  # (what the run left behind: a browser whose teardown did not run)
+    return code, time.monotonic() - started
+
+
+def _reports(staged: StagedRun, code: int, seconds: float) -> Path | None:
+    """JUnit names, the HTML report and the summary, written in the staging folders; the report's final path."""
+    options = staged.options
+    junit = options.reports / "junit.xml"
     index = None
     if junit.is_file():
         summary.name_test_cases(junit)
     if options.html:
-        line, index = make_html(options, cwd)
-        print(line)
+        line, index = make_html(options, Path.cwd())
+        if index is None:
+            print(line)
+    final_index = staged.final_path(index) if index is not None else None
     if junit.is_file():
         profile = load_config(options.profile, file=options.config_file).profile
         note = target_note(options.profile, config_file=options.config_file)
-        written = summary.write_markdown(junit, profile=profile, seconds=seconds, report=index, note=note)
-        print(f"Summary (Markdown, for CI): {written.resolve()}")
-    sys.stdout.flush()
-    return {0: EXIT_PASSED, 1: EXIT_FAILED}.get(code, EXIT_NOT_RUN)
+        summary.write_markdown(junit, profile=profile, seconds=seconds, report=index, note=note)
+    return final_index
+
+
+GRACE = 15.0  # seconds pytest has to tear down (close browsers, write what it writes) after Ctrl-C
+TERM_GRACE = 3.0
+
+
+def stop_group(process: subprocess.Popen[bytes]) -> None:
+    """Ctrl-C to pytest's process group; after ``GRACE`` seconds SIGTERM, then SIGKILL: nothing outlives it."""
+    for sig, grace in ((signal.SIGINT, GRACE), (signal.SIGTERM, TERM_GRACE), (signal.SIGKILL, TERM_GRACE)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _end_group(pgid: int) -> None:
+    """Whatever is left in pytest's process group once pytest has ended: SIGTERM, then SIGKILL."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + TERM_GRACE
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(pgid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.05)
+
+
+@contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt too while the run goes on (only the main thread can install it)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -10,11 +10,14 @@ expression that cannot be used is refused in one line (exit status 2) before any
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolkit.commands.common import Subparsers, UsageError
+
+EXIT_INTERRUPTED = 130  # (128 + SIGINT, as shells report a command that Ctrl-C stopped)
 
 if TYPE_CHECKING:  # pytest and pytest-bdd are imported when the command runs, not when the CLI starts
     from toolkit.certify.catalog import Entry
@@ -27,7 +30,8 @@ def register(subparsers: Subparsers) -> None:
         help="run the certification suite against a profile, with reports",
         description="Run gatekit's certification flows and your own feature files against a profile; "
         "write Allure results, JUnit XML and an HTML report.",
-        epilog="exit status: 0 every flow passed, 1 a flow failed, 2 it could not run (one line says why)",
+        epilog="exit status: 0 every flow passed, 1 a flow failed, 2 it could not run (one line says why), "
+        "130 interrupted (Ctrl-C, SIGTERM: the previous run's reports are kept)",
     )
     parser.add_argument(
         "--profile", help="simulator (default), sandbox or a [profiles.NAME] of gatekit.toml (GATEKIT_PROFILE)"
@@ -73,7 +77,7 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from toolkit.certify.catalog import SelectionError
-    from toolkit.certify.runner import CertifyOptions, SuiteError, certify
+    from toolkit.certify.runner import CertifyOptions, Interrupted, SuiteError, certify
     from toolkit.suite import SuiteMissing
 
     options = CertifyOptions(profile=args.profile, tags=args.tags, config_file=args.config, suite=args.suite,
@@ -86,6 +90,11 @@ def run(args: argparse.Namespace) -> int:
         return certify(options)
     except (SuiteError, SelectionError, SuiteMissing) as error:
         raise UsageError(str(error)) from None
+    except Interrupted:
+        kept = f"{args.reports}/ and {args.results}/ hold the previous run's files"
+        print(f"\ngatekit certify: interrupted; pytest and its browsers were stopped, nothing of this run was kept "
+              f"({kept})", file=sys.stderr, flush=True)  # fmt: skip
+        return EXIT_INTERRUPTED
 
 
 def show(options: CertifyOptions, *, tags_only: bool) -> int:
