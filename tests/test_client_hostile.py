@@ -96,3 +96,47 @@ def test_the_cli_exits_4_on_a_malformed_answer_without_a_traceback(capsys, serve
     code = main(["call", "status", "client_orderid=inv-1", "orderid=8056020", "--base-url", server.base_url])
     err = capsys.readouterr().err
     assert code == 4 and message in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+# --- second round (issue 19, #9): what the client accepted ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (json.dumps({**ACK, "type": "status-response", "status": "approved", "amount": "1E+999"}),
+         r"amount '1E\+999' is not an amount of the gateway"),
+        ('{"type": "status-response", "status": "approved", "amount": 1E+999, "serial-number": "s"}',
+         r"amount '1E\+999' is not an amount of the gateway"),
+        (json.dumps({**ACK, "type": "status-response", "status": "approved", "amount": "-0.001"}),
+         "amount '-0.001' is not an amount of the gateway"),
+    ],
+    ids=["amount 1E+999 as text", "amount 1E+999 as a number", "a negative amount"],
+)  # fmt: skip
+def test_an_answer_with_an_amount_that_is_no_amount_is_a_protocol_error(config, body, message):
+    with (
+        HostileServer([(answer(body.encode()), 0.0)]) as hostile,
+        hostile_client(config, hostile, 5) as client,
+        pytest.raises(ProtocolError, match=message),
+    ):
+        client.status(client_orderid="inv-1")
+
+
+def test_an_answer_that_is_not_utf8_is_a_protocol_error(config):
+    body = b'{"type": "status-response", "status": "approved", "descriptor": "caf\xe9"}'
+    with (
+        HostileServer([(answer(body), 0.0)]) as hostile,
+        hostile_client(config, hostile, 5) as client,
+        pytest.raises(ProtocolError, match=r"not UTF-8 text \(byte 68\)"),
+    ):
+        client.status(client_orderid="inv-1")
+
+
+def test_a_field_that_cannot_be_sent_as_utf8_is_refused_before_sending(config):
+    from toolkit.errors import InvalidRequestError
+
+    with (
+        GatewayClient(config.with_overrides(base_url="http://127.0.0.1:9/paynet")) as client,
+        pytest.raises(InvalidRequestError, match="order_desc: holds a character that is not text"),
+    ):
+        client.sale(sale_fields(order_desc="caf\udce9"))

@@ -59,6 +59,8 @@ def request_problems(
     present = fields if clean else {name: text for name, value in fields.items() if (text := str(value).strip())}
     plan = _PLANS.get(operation, tuple(present), strict, required)
     problems = list(plan.missing)
+    problems += [Problem(name, "holds a character that is not text (a lone surrogate): it cannot be sent as UTF-8")
+                 for name, value in present.items() if not value.isascii() and not _utf8(value)]  # fmt: skip
     if plan.state_rule:
         problems.extend(_state_problem(operation, present))
     problems.extend(plan.groups)
@@ -171,3 +173,11 @@ def meant_field(op: Operation, sent: str) -> str | None:
         return next(name for name in op.fields if _squashed(name) == close[0])
     within = [name for name in op.fields if len(squashed) >= 3 and squashed in _squashed(name)]  # zip, card_number
     return within[0] if len(within) == 1 else None
+
+
+def _utf8(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

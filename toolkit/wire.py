@@ -25,6 +25,7 @@ MAX_DEPTH = 32  # a gateway answer is flat; nested values are kept as JSON text
 MAX_NUMBER_DIGITS = 64
 RESPONSE_TYPES = frozenset({*(kind.value for kind in ResponseKind), "validation-error", "error"})
 _NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
+_AMOUNT = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,4})?")  # an answer's amount: no sign, no exponent, no NaN
 _STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # a JSON string ("unrolled": no alternation per character)
 _BRACKETS = re.compile(r"[\[\]{}]")
 
@@ -74,8 +75,12 @@ def decode_request_body(body: object) -> list[tuple[str, str]]:
 
 
 def decode_response(body: str | bytes) -> dict[str, str]:
-    """Decode either response form into a flat mapping of trimmed strings; DecodeError for anything else."""
-    text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
+    """Decode either response form into a flat mapping of trimmed strings; DecodeError for anything else (a body
+    that is not UTF-8 too: the gateway answers in UTF-8, and a replaced character would change a value)."""
+    try:
+        text = body.decode("utf-8") if isinstance(body, bytes) else body
+    except UnicodeDecodeError as exc:
+        raise DecodeError(f"not UTF-8 text (byte {exc.start}): the gateway answers in UTF-8") from None
     stripped = text.strip()
     if not stripped:
         raise DecodeError("empty response body")
@@ -100,6 +105,9 @@ def check_answer(body: Mapping[str, str]) -> None:
     orderid = body.get("paynet-order-id", "")
     if orderid and not (orderid.isascii() and orderid.isdigit() and len(orderid) <= MAX_NUMBER_DIGITS):
         raise DecodeError(f"paynet-order-id {orderid[:40]!r} is not a gateway orderid (digits)")
+    amount = body.get("amount", "")
+    if amount and not _AMOUNT.fullmatch(amount):
+        raise DecodeError(f"amount {amount[:40]!r} is not an amount of the gateway (major units with a dot: 10.42)")
 
 
 def loads_json(text: str | bytes) -> Any:

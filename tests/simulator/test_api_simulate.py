@@ -7,6 +7,7 @@ exit 0.  A file database survives even SIGKILL.
 
 from __future__ import annotations
 
+import os
 import queue
 import re
 import signal
@@ -190,3 +191,30 @@ def test_an_acknowledged_sale_survives_sigkill_with_a_file_database(simulate: li
         assert (status.orderid, status.status) == (ack.orderid, Status.APPROVED)
         assert int(client.sale(sale_fields()).orderid) > int(ack.orderid)
     assert second.stop()[0] == 0
+
+
+# --- issue 19, #9 -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "said"), [("", "is empty"), ("   ", "is empty"), ("short", "is 5 characters")])
+def test_an_empty_or_short_control_token_is_refused_in_one_line(value: str, said: str) -> None:
+    """An empty GATEKIT_CONTROL_TOKEN turned token mode off without a word."""
+    result = subprocess.run([str(GATEKIT), "simulate", "--port", "0"], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "GATEKIT_CONTROL_TOKEN": value})  # fmt: skip
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip() == (
+        f"gatekit simulate: GATEKIT_CONTROL_TOKEN {said}: a control token has at least 16 characters "
+        "(unset it to keep /_sim/ on loopback without one)"
+    )
+
+
+def test_the_simulator_listens_on_ipv6_loopback() -> None:
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    from toolkit.simulator import SimulatorServer
+
+    with SimulatorServer(host="::1") as server, GatewayClient(server.client_config()) as client:
+        assert server.base_url.startswith("http://[::1]:")
+        assert client.wait_for_final_status(client.sale(sale_fields())).status is Status.APPROVED
+        with server.control() as control:
+            assert control.health()["status"] == "ok"

@@ -153,3 +153,14 @@ def test_binding_another_interface_is_warned_about():
 
 async def _no_app(scope: object, receive: object, send: object) -> None:
     raise AssertionError("the guard was asked only")
+
+
+def test_a_trailing_slash_is_no_redirect_built_from_the_host_header(server: SimulatorServer):
+    """Issue 19, #9: Starlette's trailing-slash redirects wrote the client's Host header into Location."""
+    for path in ("/paynet/openapi.json/", "/paynet/api/v2/sale/1001/", "/paynet/form/none/"):
+        headers = {"Host": "attacker.example", "Accept": "application/vnd.pay+json"}  # (legacy: 200 for everything)
+        answer = requests.post(server.root_url + path, headers=headers, allow_redirects=False, timeout=5)
+        assert answer.status_code == 404 and "location" not in answer.headers, (path, answer.headers)
+    answer = requests.post(server.base_url + "/api/v2/sale/1001/", headers={"Accept": "application/vnd.pay+json"},
+                           timeout=5)  # fmt: skip
+    assert "without the trailing slash: /paynet/api/v2/sale/1001" in answer.json()["error-message"]

@@ -26,12 +26,12 @@ import time
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit import suite
 from toolkit._version import ALLURE_VERSION
 from toolkit.certify import catalog, summary
+from toolkit.certify.options import CertifyOptions as CertifyOptions  # (re-exported: where it always was)
 from toolkit.certify.staging import StagedRun
 from toolkit.certify.target import target_note
 from toolkit.config import load_config
@@ -49,21 +49,6 @@ UNUSED_BY_THE_SUITE = ("schemathesis", "hypothesispytest")
 
 class SuiteError(ValueError):
     """A suite that cannot be run as asked (no such folder, no feature files)."""
-
-
-@dataclass(frozen=True)
-class CertifyOptions:
-    profile: str | None = None
-    tags: str | None = None
-    config_file: Path | None = None
-    suite: Path | None = None
-    suite_only: bool = False
-    results: Path = Path("allure-results")
-    reports: Path = Path("reports")
-    workers: int = 0
-    html: bool = True
-    lenient: bool = False  # the embedded simulator forgives what the production gateway refuses
-    record: Path | None = None  # HAR 1.2 recordings of every scenario (``--gateway-record``)
 
 
 def own_features(options: CertifyOptions, cwd: Path) -> Path | None:

@@ -18,10 +18,8 @@ import shutil
 import signal
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from toolkit.certify.runner import CertifyOptions
+from toolkit.certify.options import CertifyOptions
 
 HISTORY = "history.jsonl"  # Allure's trends: kept across runs, appended by the run that succeeds
 

@@ -41,6 +41,7 @@ DESCRIPTION = (
     "card data masked)."
 )
 TOKEN_ENV = "GATEKIT_CONTROL_TOKEN"
+MIN_TOKEN = 16  # characters of a control token: a shorter (or an empty one, set by mistake) is refused
 EXIT_OK = 0
 EXIT_UNUSABLE = 2
 
@@ -78,7 +79,7 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--control-token",
-        default=os.environ.get(TOKEN_ENV),
+        default=None,
         metavar="TOKEN",
         help=f"require Authorization: Bearer TOKEN on /_sim/ and open it beyond loopback (or {TOKEN_ENV};"
         " a flag shows in ps and shell history: prefer the variable)",
@@ -185,8 +186,15 @@ def _settings(args: argparse.Namespace) -> SimulatorSettings:
         changes["public_url"] = args.public_url.rstrip("/")
     if args.callback_host:
         changes["callback_hosts"] = (*settings.callback_hosts, *(h.strip().lower() for h in args.callback_host))
-    if args.control_token:
-        changes["control_token"] = Secret(args.control_token)
+    token = args.control_token if args.control_token is not None else os.environ.get(TOKEN_ENV)
+    if token is not None:
+        where = "--control-token" if args.control_token is not None else TOKEN_ENV
+        if len(token.strip()) < MIN_TOKEN:
+            raise SettingsError(
+                f"{where} is {'empty' if not token.strip() else f'{len(token.strip())} characters'}: a control token "
+                f"has at least {MIN_TOKEN} characters (unset it to keep /_sim/ on loopback without one)"
+            )
+        changes["control_token"] = Secret(token.strip())
     return dataclasses.replace(settings, **changes) if changes else settings  # type: ignore[arg-type]
 
 

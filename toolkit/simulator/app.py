@@ -66,6 +66,9 @@ def _app_on(state: State) -> FastAPI:
     app = FastAPI(
         title="gatekit simulator",
         lifespan=lifespan,
+        # no trailing-slash redirects: Starlette writes them with the Host header, which the client chose
+        # (a path with one more slash is a 404 that says so: ``routes._unknown_operation``)
+        redirect_slashes=False,
         docs_url=None,
         redoc_url=None,
         openapi_url=None,

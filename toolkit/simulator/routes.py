@@ -244,7 +244,9 @@ async def _no_operation(request: Request, exc: Exception) -> Response:
 
 def _unknown_operation(request: Request, status: int) -> Answer:
     """The gateway's answer to a path under ``/paynet/api/`` that names no operation."""
-    error = endpoint_error(f"{request.url.path} is not an operation of the gateway (see {urls.PAGE_ROOT}/openapi.json)")
+    path = request.url.path
+    hint = f"; without the trailing slash: {path.rstrip('/')}" if path.endswith("/") and len(path) > 1 else ""
+    error = endpoint_error(f"{path} is not an operation of the gateway{hint} (see {urls.PAGE_ROOT}/openapi.json)")
     return render.respond(_wants_json(request), status, render.error_body(render.new_serial(), error))
 
 

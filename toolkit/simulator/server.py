@@ -66,6 +66,16 @@ class _Server(uvicorn.Server):
         return None
 
 
+def _bind_address(host: str, port: int) -> tuple[socket.AddressFamily, tuple[Any, ...]]:
+    """The socket family and address of ``host`` (an IPv4 or IPv6 address, or a name: its first address)."""
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise OSError(exc.errno, f"{host}: {exc.strerror}") from None
+    family, _, _, _, address = infos[0]
+    return family, address
+
+
 class SimulatorServer:
     """A simulator on ``host:port`` (port 0: a free port) in a background thread."""
 
@@ -85,9 +95,14 @@ class SimulatorServer:
         self._quick = QuickStart(self.state, self._build_app)
         self.host = host
         # IPPROTO_TCP explicitly: asyncio then sets TCP_NODELAY on accepted connections (no 40 ms stalls)
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        family, address = _bind_address(host, port)
+        self._socket = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind((host, port))
+        try:
+            self._socket.bind(address)
+        except OSError:
+            self._socket.close()
+            raise
         self.port = self._socket.getsockname()[1]
         self._ready = threading.Event()
         self._server = _Server(uvicorn_config(self._quick, self.settings, log_level=log_level), self._ready)
