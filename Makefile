@@ -89,16 +89,17 @@ bench: $(STAMP) $(WRK_STAMP)
 	$(PY) benchmarks/bench_http.py
 	$(PY) benchmarks/bench_startup_simulate.py
 	$(PY) benchmarks/bench_load.py
+	$(PY) benchmarks/bench_abuse.py
 	$(PY) benchmarks/bench_startup.py
 	$(PY) benchmarks/bench_suite.py
 
-# The fuzz suite at length: schemathesis over /paynet/openapi.json, signed, and random sequences of
-# follow-ups against the ledger (make test runs a short pass of each).
+# The fuzz suite at length: schemathesis over /paynet/openapi.json, signed; the control API (/_sim/) with
+# hypothesis; random sequences of follow-ups against the ledger (make test runs a short pass of each).
 FUZZ_EXAMPLES ?= 560
 LEDGER_EXAMPLES ?= 1000
 fuzz: $(STAMP)
 	GATEKIT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) GATEKIT_LEDGER_EXAMPLES=$(LEDGER_EXAMPLES) $(VENV)/bin/pytest -q -s \
-		-p no:xdist tests/simulator/test_fuzz_openapi.py tests/simulator/test_ledger.py
+		-p no:xdist tests/simulator/test_fuzz_openapi.py tests/simulator/test_fuzz_control.py tests/simulator/test_ledger.py
 
 clean:
 	rm -rf $(VENV) node_modules allure-results allure-report reports

@@ -33,6 +33,10 @@ from toolkit.simulator.settings import SimulatorSettings
 PER_ADDRESS = 1024  # connections one client address may hold
 MAX_CONNECTIONS = 8192  # in all, at most (and at most the descriptors the process may open, less a reserve)
 FD_RESERVE = 128  # descriptors kept for the store, logs and outgoing callbacks
+# The listen queue, and so the most connections asyncio accepts in one go: a flood of new connections (a client
+# opening thousands) is taken in batches this size, between which requests already in are answered (with
+# uvicorn's 2048, one batch held the event loop for a tenth of a second).
+ACCEPT_BATCH = 128
 KEEP_ALIVE = 5  # seconds an idle keep-alive connection stays open (uvicorn's default)
 LINGER = 1.0  # seconds a connection closed for being too slow is still read (and dropped) before it closes
 _TIMEOUT_TEXT = b"the request did not arrive in time (request_timeout): connection closed\n"
@@ -55,6 +59,37 @@ def max_connections() -> int:
     return max(64, min(MAX_CONNECTIONS, soft - FD_RESERVE))
 
 
+class Registry:
+    """The connections of one server: how many each client address holds, and the idle ones in the order they
+    became idle (per address and in all), so that the oldest idle one is found at once."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.idle: dict[str, dict[GuardedH11Protocol, None]] = {}  # address -> its idle connections, oldest first
+        self.all_idle: dict[GuardedH11Protocol, None] = {}  # every idle connection, oldest first
+        self.total = 0
+
+    def idle_now(self, connection: GuardedH11Protocol) -> None:
+        book = self.idle.setdefault(connection.address, {})
+        book.pop(connection, None)
+        book[connection] = None
+        self.all_idle.pop(connection, None)
+        self.all_idle[connection] = None
+
+    def busy_now(self, connection: GuardedH11Protocol) -> None:
+        book = self.idle.get(connection.address)
+        if book is not None:
+            book.pop(connection, None)
+            if not book:
+                del self.idle[connection.address]
+        self.all_idle.pop(connection, None)
+
+    def oldest_idle(self, address: str | None, besides: GuardedH11Protocol) -> GuardedH11Protocol | None:
+        """The oldest idle connection of ``address`` (None: of any address), other than ``besides``."""
+        book = self.all_idle if address is None else self.idle.get(address, {})
+        return next((c for c in book if c is not besides), None)
+
+
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's HTTP/1.1 protocol with a deadline for receiving each request, and idle connections evicted."""
 
@@ -66,13 +101,15 @@ class GuardedH11Protocol(H11Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self._partial = False
         self._lingering = False  # closed for the client after a 408: what it still sends is read and dropped
-        self._idle_since = 0.0
         self._counted = False  # counted against its client address (until released)
         super().connection_made(transport)
-        self._idle_since = self.loop.time()
-        self._counts()[self._address()] += 1
+        self.address = self.client[0] if self.client else ""
+        registry = self._registry()
+        registry.counts[self.address] += 1
+        registry.total += 1
         self._counted = True
-        if not self._make_room():
+        registry.idle_now(self)
+        if not self._make_room(registry):
             transport.write(_BUSY_ANSWER)
             self._lingering = True
             self._release()
@@ -80,13 +117,13 @@ class GuardedH11Protocol(H11Protocol):
             return
         self._follow()
 
-    def _counts(self) -> Counter[str]:
-        """Open connections per client address, kept on the server's state (one count per server)."""
-        counts: Counter[str] | None = getattr(self.server_state, "gatekit_addresses", None)
-        if counts is None:
-            counts = Counter()
-            self.server_state.gatekit_addresses = counts  # type: ignore[attr-defined]
-        return counts
+    def _registry(self) -> Registry:
+        """The server's ``Registry`` (kept on uvicorn's server state: one per server)."""
+        registry: Registry | None = getattr(self.server_state, "gatekit_registry", None)
+        if registry is None:
+            registry = Registry()
+            self.server_state.gatekit_registry = registry  # type: ignore[attr-defined]
+        return registry
 
     @property
     def idle(self) -> bool:
@@ -94,46 +131,42 @@ class GuardedH11Protocol(H11Protocol):
         cycle = self.cycle
         return not self._partial and (cycle is None or cycle.response_complete) and not self.transport.is_closing()
 
-    def _address(self) -> str:
-        return self.client[0] if self.client else ""
-
-    def _make_room(self) -> bool:
+    def _make_room(self, registry: Registry) -> bool:
         """Close the oldest idle connections while this address or the server is at its cap; False when this
-        address is at its cap with none of its connections idle (the new one is then refused)."""
-        counts = self._counts()
-        mine = self._address()
-        over_address = counts[mine] - self.per_address
-        over_total = sum(counts.values()) - max_connections()
-        if over_address <= 0 and over_total <= 0:
-            return True
-        idle = sorted((c for c in self.connections if isinstance(c, GuardedH11Protocol) and c is not self and c.idle),
-                      key=lambda c: (c._address() != mine, c._idle_since))  # fmt: skip
-        for connection in idle:
-            if over_address <= 0 and over_total <= 0:
-                break
-            if connection._address() == mine:
-                over_address -= 1
-            elif over_total <= 0:
-                continue
-            over_total -= 1
-            connection._release()  # (counted out now: its connection_lost comes after this batch of accepts)
-            connection.transport.close()
-        return over_address <= 0
+        address is at its cap with none of its other connections idle (the new one is then refused)."""
+        while registry.counts[self.address] > self.per_address:
+            oldest = registry.oldest_idle(self.address, self)
+            if oldest is None:
+                return False
+            oldest._evict()
+        while registry.total > max_connections():
+            oldest = registry.oldest_idle(None, self)
+            if oldest is None:
+                break  # (every other connection is busy: uvicorn's own limit answers 503 beyond it)
+            oldest._evict()
+        return True
+
+    def _evict(self) -> None:
+        self._release()  # (counted out now: its connection_lost comes after this batch of accepts)
+        self.transport.close()
 
     def _release(self) -> None:
         """This connection no longer counts against its address (closed, or about to be)."""
         if not self._counted:
             return
         self._counted = False
-        counts = self._counts()
-        address = self._address()
-        counts[address] -= 1
-        if counts[address] <= 0:
-            del counts[address]
+        registry = self._registry()
+        registry.busy_now(self)
+        registry.total -= 1
+        registry.counts[self.address] -= 1
+        if registry.counts[self.address] <= 0:
+            del registry.counts[self.address]
 
     def data_received(self, data: bytes) -> None:
         if self._lingering:
             return
+        if not self._partial and self._counted:
+            self._registry().busy_now(self)
         self._partial = True
         super().data_received(data)
         self._follow()
@@ -141,7 +174,8 @@ class GuardedH11Protocol(H11Protocol):
     def on_response_complete(self) -> None:
         self._due = None  # a new request, a new deadline
         self._partial = False
-        self._idle_since = self.loop.time()
+        if self._counted and not self.transport.is_closing():
+            self._registry().idle_now(self)
         super().on_response_complete()
         self._follow()
 
@@ -224,4 +258,5 @@ def uvicorn_config(app: Any, settings: SimulatorSettings, *, log_level: str = "w
         access_log=False,
         limit_concurrency=max_connections() + PER_ADDRESS,  # (ours closes idle ones first; this, busy ones)
         timeout_keep_alive=KEEP_ALIVE,
+        backlog=ACCEPT_BATCH,
     )
