@@ -50,7 +50,8 @@ SCALARS = st.one_of(
                                            "8056020", "9" * 5000]),
 )  # fmt: skip
 JSONS = st.recursive(
-    SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3),
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3),
     max_leaves=8,
 )
 KEYS = st.one_of(st.sampled_from(["{order}", "{serial}", "0", "-1", "99999999999999999999", "abc", "%00", "%ff",
