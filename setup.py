@@ -1,5 +1,6 @@
-"""The certification suite goes into the wheel: the top-level ``features/`` and ``steps/`` are copied to
-``toolkit/suite/`` at build time, so the repository keeps one copy (metadata lives in pyproject.toml).
+"""The certification suite and the notebooks go into the wheel: the top-level ``features/``, ``steps/`` and
+``notebooks/`` are copied to ``toolkit/suite/`` at build time, so the repository keeps one copy (metadata lives
+in pyproject.toml); ``gatekit notebooks DIR`` copies the notebooks out of an installed gatekit.
 
 An editable install copies nothing: ``toolkit.suite`` then points at the checkout's own directories.
 """
@@ -12,7 +13,7 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-SUITE = {"features": "**/*.feature", "steps": "**/*.py"}
+SUITE = {"features": "**/*.feature", "steps": "**/*.py", "notebooks": "*.ipynb"}
 
 
 class BuildPyWithSuite(build_py):

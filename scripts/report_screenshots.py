@@ -9,8 +9,10 @@ temporary directory), then photographs with Selenium and Debian's Chromium:
 - ``report-overview.png``: the report's first page, the flows and their counts;
 - ``report-trend.png``: its Graphs, with the trends of earlier runs (``reports/history.jsonl``);
 - ``report-3ds-scenario.png``: the 3-D Secure sale in a real browser, its steps expanded: the merchant's
-  exchanges, the payer's method-URL load, the screenshot of the issuer's page, the redirect received;
-- ``report-3ds-hosted-page.png``: the 3-D Secure card on the hosted payment page: both pages as screenshots;
+  exchanges, the payer's method-URL load, the screenshot of the issuer's page, the redirect received, and
+  the sequence diagram with the browser's visits to the ACS and back to the merchant;
+- ``report-3ds-hosted-page.png``: the 3-D Secure card on the hosted payment page: every page as a screenshot
+  (the merchant's page it ends on styled, cut to its content), and the diagram;
 - ``report-failing-categories.png``: the failing run's Categories tab, each category opened;
 - ``report-failing-tree.png``: the failing run's tree, Failed and Broken apart.
 
@@ -129,7 +131,7 @@ def open_scenario(driver: Any, title: str) -> None:
     wait(driver, css("[data-testid=test-result-steps-subtree-toggle]"))[0].click()
     settle(driver)
     for header in driver.find_elements(By.CSS_SELECTOR, "[data-testid=test-result-attachment-header]"):
-        if "image/png" in header.text:  # the page screenshots: open them in place
+        if "image/png" in header.text or "svg" in header.text:  # page screenshots and the diagram, in place
             header.click()
     wait(driver, css("[data-testid=test-result-attachment] img"))
 

@@ -21,6 +21,7 @@ from pytest_bdd import given, parsers, then, when
 
 from toolkit.callbacks import CallbackReceiver, Received
 from toolkit.certify import reporting
+from toolkit.certify.choices import one_of
 from toolkit.certify.target import GatewayTarget
 from toolkit.client import GatewayClient
 from toolkit.errors import ApiError, AuthenticationError, ValidationError
@@ -113,7 +114,7 @@ def listening(target: GatewayTarget) -> CallbackReceiver:
     return target.receiver
 
 
-@given(parsers.parse("a card that {description}"), target_fixture="card")
+@given(one_of("a card that {description}", description=CARDS, noun="card"), target_fixture="card")
 def a_card(description: str) -> Card:
     return card_for(CARDS[description])
 
@@ -136,7 +137,8 @@ def a_three_ds_v1_card() -> Card:
     return three_ds_v1_card()
 
 
-@given(money("an approved {kind} of {amount:Money} {currency}"), target_fixture="order")
+@given(one_of("an approved {kind} of {amount:Money} {currency}", kind=("sale", "preauth"), noun="payment",
+              extra_types=MONEY), target_fixture="order")  # fmt: skip
 def an_approved(merchant: Merchant, kind: str, amount: Decimal, currency: str) -> Order:
     order = merchant.pay(kind, card_for("approved"), amount, currency)
     merchant.approved_status(order)  # FlowError, with the gateway's reason, if the precondition fails

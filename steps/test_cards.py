@@ -3,14 +3,15 @@
 from decimal import Decimal
 
 import pytest
-from pytest_bdd import parsers, scenarios, then, when
+from pytest_bdd import scenarios, then, when
 
+from toolkit.certify.choices import one_of
 from toolkit.certify.target import GatewayTarget
 from toolkit.flows import Merchant, Order
 from toolkit.models import CardRefResponse, RecurringPaymentResponse, Status
 from toolkit.testdata.cards import Card
 
-from .conftest import Scene, money
+from .conftest import MONEY, Scene, money
 
 scenarios("../features/cards")
 PERIODS = {"daily": "day", "weekly": "week", "monthly": "month", "yearly": "year"}
@@ -21,7 +22,8 @@ def verify(merchant: Merchant, card: Card) -> Order:
     return merchant.verify_account(card)
 
 
-@when(money("the merchant creates a {period} recurring payment of {amount:Money} EUR"), target_fixture="recurring")
+@when(one_of("the merchant creates a {period} recurring payment of {amount:Money} EUR", period=PERIODS,
+            noun="period", extra_types=MONEY), target_fixture="recurring")  # fmt: skip
 def create_recurring(
     merchant: Merchant, card_ref: CardRefResponse, period: str, amount: Decimal
 ) -> RecurringPaymentResponse:
@@ -33,7 +35,7 @@ def recurring_id(recurring: RecurringPaymentResponse) -> None:
     assert recurring.recurring_payment_id.isdigit(), recurring
 
 
-@then(parsers.parse("the recurring payment has been charged {times}"))
+@then(one_of("the recurring payment has been charged {times}", times=("once", "twice")))
 def recurring_charged(merchant: Merchant, recurring: RecurringPaymentResponse, times: str) -> None:
     """The simulator names the n-th charge ``<client_orderid>-<n>``."""
     count = {"once": 1, "twice": 2}[times]

@@ -2,7 +2,8 @@
 
 from pytest_bdd import parsers, scenarios, then, when
 
-from toolkit.flows import Merchant, Order
+from toolkit.certify.choices import one_of
+from toolkit.flows import METHOD_INDICATORS, Merchant, Order
 from toolkit.payer import Payer
 
 from .conftest import Scene
@@ -15,7 +16,7 @@ def method_step(merchant: Merchant, payer: Payer, order: Order) -> None:
     payer.load_method_url(merchant.payer_step(order))  # PayerError when there is no method frame or it fails
 
 
-@when(parsers.parse("the merchant reports the method step as {how}"))
+@when(one_of("the merchant reports the method step as {how}", how=METHOD_INDICATORS, noun="method step outcome"))
 def report_method(merchant: Merchant, order: Order, how: str) -> None:
     merchant.report_method(order, how)
 

@@ -5,6 +5,7 @@ from decimal import Decimal
 
 from pytest_bdd import given, parsers, scenarios, then, when
 
+from toolkit.certify.choices import one_of
 from toolkit.certify.target import GatewayTarget
 from toolkit.flows import Merchant, Order
 from toolkit.models import CardRefResponse, Status
@@ -16,7 +17,8 @@ scenarios("../features/tokenization")
 REBILLS = {"is approved": "approved", "gives insufficient funds": "insufficient-funds"}
 
 
-@when(parsers.parse("the merchant creates a card reference with {version}"), target_fixture="card_ref")
+@when(one_of("the merchant creates a card reference with {version}", version=("v2", "v4"), noun="version"),
+      target_fixture="card_ref")  # fmt: skip
 def create_card_ref(merchant: Merchant, order: Order, version: str) -> CardRefResponse:
     return merchant.card_ref(order, version)
 

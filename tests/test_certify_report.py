@@ -36,7 +36,7 @@ EXPECTED = {
     "The payer never answers the 3-D Secure challenge": ("failed", "No outcome in time"),
     "An approved sale of another amount than expected": ("failed", "Assertion: the gateway answered otherwise"),
     "A page the payer cannot read": ("failed", "The payer lost its way"),
-    "A step nobody wrote": ("broken", "Test defects"),
+    "A step whose own code is wrong": ("broken", "Test defects"),
     "An approved sale": ("passed", None),
     "A payment page in a real browser": ("skipped", None),
 }
@@ -84,6 +84,15 @@ def test_every_scenario_keeps_its_labels_even_when_skipped_and_each_tag_once(res
     skipped = results["A payment page in a real browser"]
     assert skipped["statusDetails"]["message"].startswith("Skipped: GATEKIT_BROWSER=off")
     assert {label["value"] for label in skipped["labels"] if label["name"] == "tag"} >= {"browser", "sale_form"}
+
+
+def test_identities_come_from_the_feature_path_inside_its_suite(results, run):
+    where, _ = run
+    for name, result in results.items():
+        labels = {label["name"]: label["value"] for label in result["labels"] if label["name"] != "tag"}
+        assert result["fullName"] == f"failures.feature: {name}", result["fullName"]
+        assert (labels["parentSuite"], labels["package"]) == ("features", "features.failures"), labels
+        assert str(where) not in json.dumps([result["fullName"], labels, result["titlePath"]])
 
 
 def test_the_description_is_the_gherkin_without_a_local_path(results, run):

@@ -374,7 +374,7 @@ def test_every_button_says_what_it_did(panel: Explorer, tmp_path: Path):
     panel.save_path.value = str(tmp_path / "saved.feature")
     panel.save_button.click()
     assert f"Saved {tmp_path / 'saved.feature'} (3 steps)" in plain(panel.message.value)
-    assert "pytest steps/test_exported.py" in plain(panel.message.value)
+    assert f"gatekit certify --suite {tmp_path} --suite-only" in plain(panel.message.value)
     panel.new_scenario_button.click()
     assert "New scenario 1 recorded action forgotten; the orders stay selectable" in plain(panel.message.value)
     assert panel.panes["request"].value == request, "a confirmation leaves the last exchange in the tabs"

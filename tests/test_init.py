@@ -75,12 +75,45 @@ def test_the_ci_files_certify_and_publish_the_allure_report_and_junit_xml(capsys
 
     for name in (".github/workflows/gatekit.yml", ".gitlab-ci.yml"):
         text = (tmp_path / name).read_text()
-        assert f"pip install gatekit=={__version__}" in text and "gatekit certify" in text, name
+        assert 'pip install "$GATEKIT_INSTALL"' in text and "gatekit certify" in text, name
+        assert "gatekit==" + __version__ in text and "@GATEKIT_INSTALL@" not in text, name  # the default
         assert f"npx --yes allure@{ALLURE_VERSION} generate allure-results -o reports/allure-report" in text, name
         assert "reports/junit.xml" in text and "@" + "GATEKIT_VERSION" not in text, name
         assert "GATEWAY_CONTROL_KEY" in text, name
     assert "secrets.GATEWAY_CONTROL_KEY" in (tmp_path / ".github/workflows/gatekit.yml").read_text()
     assert "junit: reports/junit.xml" in (tmp_path / ".gitlab-ci.yml").read_text()
+    github = (tmp_path / ".github/workflows/gatekit.yml").read_text()
+    assert "GATEKIT_INSTALL: ${{ vars.GATEKIT_INSTALL || 'gatekit==" + __version__ + "' }}" in github
+
+
+def test_the_ci_files_install_gatekit_the_way_it_was_installed_here(monkeypatch):
+    """A git checkout is installed again from git; a local wheel, which CI does not have, is said so."""
+    import json
+
+    from toolkit.commands import init
+
+    class Found:
+        def __init__(self, direct: dict[str, object]) -> None:
+            self.direct = direct
+
+        def read_text(self, name: str) -> str:
+            return json.dumps(self.direct)
+
+    cases = {
+        "git": ({"url": "https://git.example/acme/gatekit.git", "vcs_info": {"vcs": "git", "commit_id": "abc123"}},
+                "gatekit @ git+https://git.example/acme/gatekit.git@abc123", False),
+        "wheel": ({"url": "file:///home/me/gatekit-0.1.0-py3-none-any.whl", "archive_info": {}},
+                  f"gatekit=={__version__}", True),
+        "url": ({"url": "https://files.example/gatekit-0.1.0-py3-none-any.whl", "archive_info": {}},
+                "gatekit @ https://files.example/gatekit-0.1.0-py3-none-any.whl", False),
+    }  # fmt: skip
+    for direct, spec, warned in cases.values():
+        monkeypatch.setattr(init.metadata, "distribution", lambda name, d=direct: Found(d))
+        found, warning = init.install_spec()
+        assert (found, warning is not None) == (spec, warned)
+        if warning:
+            assert "/home/me/gatekit-0.1.0-py3-none-any.whl, which CI does not have" in warning
+            assert "GATEKIT_INSTALL" in warning
 
 
 def test_the_scaffold_pins_the_allure_of_this_repository():

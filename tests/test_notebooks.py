@@ -15,6 +15,7 @@ import pytest
 from nbclient import NotebookClient
 
 from toolkit import demo
+from toolkit.commands.notebooks import copy_notebooks
 from toolkit.fields import luhn_ok
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -71,10 +72,13 @@ def test_notebooks_define_no_library_logic(path: Path):
     assert "from toolkit import notebook as nb" in source and "nb.start_simulator(" in source
 
 
-def _executed(path: Path) -> tuple[Any, float]:
-    notebook = nbformat.read(path, as_version=4)
+def _executed(path: Path, where: Path) -> tuple[Any, float]:
+    """The notebook as ``gatekit notebooks DIR`` copies it, run with DIR as the kernel's folder: outside this
+    checkout, as a user runs it (an export or a recording lands in DIR's project, not in gatekit's tree)."""
+    [copied] = [copy for copy in copy_notebooks(where / "notebooks", force=True) if copy.name == path.name]
+    notebook = nbformat.read(copied, as_version=4)
     client = NotebookClient(
-        notebook, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
+        notebook, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(copied.parent)}}
     )
     started = time.monotonic()
     client.execute()  # raises CellExecutionError naming the cell that failed
@@ -116,8 +120,8 @@ def _drift_is_shown(outputs: list[Any]) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
-def test_notebook_runs_top_to_bottom_and_leaks_nothing(path: Path):
-    notebook, elapsed = _executed(path)
+def test_notebook_runs_top_to_bottom_and_leaks_nothing(path: Path, tmp_path: Path):
+    notebook, elapsed = _executed(path, tmp_path)
     outputs = [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs]
     shown = {mime for out in outputs for mime in out.get("data", {})}
     assert PICTURES.get(path.stem, set()) <= shown, f"{path.stem} shows {sorted(shown)}"

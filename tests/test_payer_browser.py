@@ -60,3 +60,29 @@ def test_a_browser_passes_3ds_1_0_2_on_a_hosted_page(merchant: Merchant, browser
     browser.fill_payment_page(three_ds_v1_card())
     browser.answer_challenge()
     assert merchant.redirect_for(order).status == "approved"
+
+
+def test_the_browsers_visits_show_every_hop_to_the_acs_and_back_masked(merchant: Merchant):
+    """What the diagrams and the report draw: the documents Chromium loaded (its performance log), the pages
+    that submit themselves included, each sent to the party that served it, with no card data."""
+    assert merchant.receiver is not None
+    seen: list[object] = []
+    with BrowserPayer(merchant_urls=[merchant.receiver.redirect_url], visit_observers=[seen.append]) as payer:
+        order = merchant.open_form("sale-form", Decimal("13.00"))
+        payer.open(order.redirect_url)
+        payer.fill_payment_page(card_for("3ds-challenge"))
+        payer.answer_challenge()
+        merchant.redirect_for(order)
+        payer.collect_visits()
+        visits = list(payer.visits)
+
+    hops = [(visit.step, visit.to) for visit in visits]
+    assert hops[:2] == [("open the page", "gateway"), ("pay on the hosted page", "gateway")], hops
+    assert ("answer the 3-D Secure challenge", "acs") in hops and hops[-1] == ("go back to the merchant", "merchant")
+    assert [visit.method for visit in visits][1:] == ["POST"] * (len(visits) - 1)
+    assert seen == visits and all(visit.status_code == 200 for visit in visits)
+    assert any(visit.shows == "the 3-D Secure challenge" for visit in visits), [v.shows for v in visits]
+    number = card_for("3ds-challenge").number
+    flat = repr(visits)
+    assert number not in flat and number[:6] + "******" + number[-4:] in flat  # the pay step's fields, masked
+    assert card_for("3ds-challenge").cvv2 not in dict(visits[1].fields).values()

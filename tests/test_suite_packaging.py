@@ -39,8 +39,11 @@ def test_step_modules_import_shared_code_relatively():
 
 def test_the_sdist_carries_the_suite_that_setup_py_copies_into_the_wheel():
     manifest = (ROOT / "MANIFEST.in").read_text().splitlines()
-    assert {"graft features", "graft steps"} <= set(manifest)
-    assert 'SUITE = {"features": "**/*.feature", "steps": "**/*.py"}' in (ROOT / "setup.py").read_text()
+    assert {"graft features", "graft steps", "graft notebooks"} <= set(manifest)
+    assert (
+        'SUITE = {"features": "**/*.feature", "steps": "**/*.py", "notebooks": "*.ipynb"}'
+        in (ROOT / "setup.py").read_text()
+    )
 
 
 def test_every_feature_file_of_the_tree_is_in_the_catalogue():

@@ -9,7 +9,9 @@ run (``installed``), shared by the xdist workers.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -31,7 +33,7 @@ from toolkit.commands.init import FILES
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_SOURCE = shutil.ignore_patterns(".*", "node_modules", "build", "dist", "reports", "allure-*", "__pycache__",
-                                    "*.egg-info", "notebooks", "tests", "benchmarks")  # fmt: skip
+                                    "*.egg-info", ".ipynb_checkpoints", "tests", "benchmarks")  # fmt: skip
 PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input", "-q"]
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel")]
@@ -96,6 +98,9 @@ def test_every_command_starts_without_extras(installed, tmp_path):
                  ["sign", "status", "client_orderid=inv-1", "orderid=1"]):  # fmt: skip
         done = installed.run("gatekit", *argv, cwd=tmp_path)
         assert done.returncode == 0, f"gatekit {' '.join(argv)}: {done.stderr}"
+    copied = installed.run("gatekit", "notebooks", "nb", cwd=tmp_path)  # the notebooks come with the wheel
+    assert copied.returncode == 0 and "jupyter lab nb" in copied.stdout, copied.stdout + copied.stderr
+    assert sorted(p.name for p in (tmp_path / "nb").iterdir()) == sorted(p.name for p in ROOT.glob("notebooks/*.ipynb"))
     extras = installed.run("python", "-c", "import selenium", cwd=tmp_path)
     assert "No module named 'selenium'" in extras.stderr, "the venv must hold no extras"
 
@@ -152,6 +157,15 @@ def test_certify_in_an_empty_directory_passes_every_flow_and_writes_the_reports(
         len(results) == int(junit.get("tests", "0")) and (tmp_path / "allure-results/environment.properties").exists()
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["allure-results", "reports"]
+    # identities from the feature's path inside the suite, never the install path (moving the venv keeps trends)
+    found = [json.loads(path.read_text()) for path in results]
+    for result in found:
+        labels = {label["name"]: label["value"] for label in result["labels"] if label["name"] != "tag"}
+        assert re.fullmatch(r"[a-z_0-9]+/[a-z_0-9]+\.feature: .+", result["fullName"]), result["fullName"]
+        assert labels["parentSuite"] == "gatekit" and labels["package"].startswith("gatekit."), labels
+        assert "site-packages" not in json.dumps([result["fullName"], labels, result.get("titlePath")])
+    assert any(r["fullName"] == "three_ds/sale_3ds.feature: The payer passes the 3-D Secure 2 challenge"
+               for r in found), sorted(r["fullName"] for r in found)[:20]  # fmt: skip
 
 
 def test_init_then_pytest_and_certify_pass_in_the_scaffold(installed, tmp_path):
@@ -165,6 +179,11 @@ def test_init_then_pytest_and_certify_pass_in_the_scaffold(installed, tmp_path):
     assert certified.returncode == 0, certified.stdout[-4000:] + certified.stderr[-2000:]
     rows = flow_rows(certified.stdout)
     assert rows["Checkout by card"] == ["PASS", "2", "0", "0"] and len(rows) > 1
+    own = [json.loads(path.read_text()) for path in (shop / "allure-results").glob("*-result.json")]
+    own = [result for result in own if result["fullName"].startswith("checkout.feature: ")]
+    assert len(own) == 2 and all({"name": "parentSuite", "value": "features"} in result["labels"] for result in own), [
+        r["fullName"] for r in own
+    ]
     assert all(row[0] == "PASS" for row in rows.values()), rows
     listed = installed.run("gatekit", "certify", "--list", "--tags", "checkout", cwd=shop)
     assert listed.stdout.startswith("Checkout by card  (features/checkout.feature)\n"), listed.stdout + listed.stderr

@@ -24,7 +24,8 @@ from typing import NoReturn
 from toolkit._version import __version__
 from toolkit.commands.common import Handler, UsageError
 
-COMMANDS = ["init", "certify", "call", "sign", "keys", "operations", "listen", "simulate", "proxy", "drift"]
+COMMANDS = ["init", "certify", "call", "sign", "keys", "operations", "listen", "simulate", "proxy", "drift",
+            "notebooks"]  # fmt: skip
 
 EXIT_OK = 0
 EXIT_FAILED = 1

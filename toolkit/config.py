@@ -30,6 +30,7 @@ GATEWAY_PRIVATE_KEY_PASSPHRASE, GATEWAY_CALLBACK_URL.
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -233,9 +234,11 @@ def _profile_table(profile: str | None, file: Path | None, env: Mapping[str, str
     raw = dict(profiles.get(name, {}))
     base = raw.pop("base", name if name in ("simulator", "sandbox") else "sandbox") if name in profiles else name
     if base not in ("simulator", "sandbox"):
-        known = ", ".join(["simulator", *(p for p in ("sandbox", *profiles) if p != "simulator")])
+        names = list(dict.fromkeys(["simulator", "sandbox", *profiles]))  # (a [profiles.sandbox] said once)
+        close = difflib.get_close_matches(base, names, n=1, cutoff=0.6)
         where = f"profile {name}: unknown base {base!r}" if name in profiles else f"unknown profile {name!r}"
-        raise ConfigError(f"{where}; known profiles: {known}")
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"{where}{hint}; known profiles: {', '.join(names)}")
     if SIMULATOR_TABLE in raw and (base != "simulator" or not isinstance(raw[SIMULATOR_TABLE], dict)):
         raise ConfigError(
             f"profile {name}: a [profiles.{name}.simulator] table sets the embedded simulator, and only a profile "

@@ -288,6 +288,8 @@ def _amounts(field: Field, value: str) -> str | None:
     items = value.split(",")
     if not all(_AMOUNT_ITEM.match(item.strip()) for item in items):
         return "must be amounts separated by commas (10.00,5.00)"
+    if any(not item.strip().strip("0.") for item in items):  # 0, 0.00, 00
+        return "each amount must be more than 0"
     return None if len(items) <= 10 else "at most 10 amounts"
 
 

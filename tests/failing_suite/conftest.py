@@ -19,6 +19,12 @@ from toolkit.testdata.cards import Card, card_for
 pytest_plugins = ["toolkit.steps"]
 
 
+@given("a step whose own code is wrong")
+def wrong_code() -> None:
+    """A defect of the test itself (Broken, "Test defects"): an unknown phrase is refused before the run."""
+    {}[[]] = 1  # TypeError: unhashable type: 'list'
+
+
 @given("the gateway will fail the next sale")
 def fail_next_sale(gateway_target: GatewayTarget) -> None:
     gateway_target.control.add_fault("sale", "error")

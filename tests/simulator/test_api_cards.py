@@ -171,3 +171,26 @@ def test_a_schedule_ends_at_the_end_of_the_calendar(period: str, interval: int) 
     last_year = dt.datetime(dt.MAXYEAR, 6, 1, tzinfo=dt.UTC).timestamp()
     assert cards.next_charge(last_year, period, interval) is None
     assert cards.next_charge(last_year - 2 * 366 * 86400, period, interval) is not None
+
+
+def test_a_rebill_with_a_zero_among_its_amounts_is_refused_naming_the_field(client: GatewayClient) -> None:
+    """Found by the fuzzer (enumerate_amounts=0 was a 500): the client and the simulator both refuse it."""
+    import requests
+
+    from toolkit.errors import InvalidRequestError
+    from toolkit.operations import get_operation
+    from toolkit.signing import control_for
+
+    fields = {"client_orderid": "rb-0", "cardrefid": "1", "amount": "10.00", "currency": "EUR",
+              "login": client.config.login, "enumerate_amounts": "0"}  # fmt: skip
+    with pytest.raises(InvalidRequestError, match="enumerate_amounts: each amount must be more than 0"):
+        client.call("make_rebill", fields)
+    operation = get_operation("make_rebill")
+    config = client.config
+    key = config.control_key.reveal() if hasattr(config.control_key, "reveal") else str(config.control_key)
+    control = control_for(operation, fields, endpoint_id=str(config.endpoint_id), login=config.login, control_key=key)
+    signed = {**fields, "control": control}
+    answer = requests.post(f"{client.config.base_url}/api/v2/make-rebill/{client.config.endpoint_id}", data=signed,
+                           headers={"Accept": "application/vnd.pay+json"}, timeout=10)  # fmt: skip
+    assert answer.status_code == 400 and answer.json()["type"] == "validation-error", answer.text
+    assert "enumerate_amounts" in answer.json()["error-message"], answer.text

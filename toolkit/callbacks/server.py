@@ -62,13 +62,33 @@ def text_answer(status: int, text: str) -> Answer:
     return Answer(status, "text/plain; charset=utf-8", text.encode("utf-8"))
 
 
+_PAGE_STYLE = (
+    "body{font-family:system-ui,sans-serif;margin:0;background:#eef3ee;color:#1d2430}"
+    "header{background:#1f5130;color:#fff;padding:.5rem 1rem;font-size:.85rem}"
+    "main{max-width:30rem;margin:2rem auto;background:#fff;padding:1.5rem 2rem;border-radius:8px;"
+    "box-shadow:0 1px 4px rgba(0,0,0,.12)}h1{font-size:1.4rem;margin-top:0}"
+    "dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}dt{color:#5b6472}"
+    "dd{margin:0;font-weight:600}.hint{color:#5b6472;font-size:.85rem;margin-top:1.5rem}"
+)
+_STATUS_COLOURS = {"approved": "#1f7a3a", "declined": "#c0262d", "error": "#c0262d", "filtered": "#c0262d"}
+
+
 def redirect_page(params: Mapping[str, str]) -> Answer:
-    """The tiny page the payer sees back at the merchant: it says the status (escaped)."""
-    status = html.escape(params.get("status", "unknown"))
+    """The page the payer sees back at the merchant (gatekit's receiver stands in for the shop's
+    ``redirect_url``): the status and the order, escaped, styled like a page a shop would show."""
+    raw_status = params.get("status", "unknown")
+    status = html.escape(raw_status)
     order = html.escape(params.get("client_orderid", ""))
+    colour = _STATUS_COLOURS.get(raw_status, "#946200")
     page = (
-        '<!doctype html><html><head><meta charset="utf-8"><title>Payment ' + status + "</title></head>"
-        f'<body><h1>Payment {status}</h1><p id="status">{status}</p><p id="order">{order}</p></body></html>'
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>Payment {status}</title><style>{_PAGE_STYLE}</style></head><body>"
+        "<header>the merchant's shop (gatekit's receiver, at the order's redirect_url)</header><main>"
+        f'<h1>Payment <span style="color:{colour}">{status}</span></h1>'
+        f'<dl><dt>status</dt><dd id="status">{status}</dd><dt>order</dt><dd id="order">{order}</dd></dl>'
+        '<p class="hint">The gateway sent the payer back here with the signed outcome; the order\'s final '
+        "status comes from the gateway's status call or its callback.</p></main></body></html>"
     )
     return Answer(200, "text/html; charset=utf-8", page.encode("utf-8"))
 

@@ -192,5 +192,7 @@ def browser_payer(gateway_target: GatewayTarget, gateway_recorder: Recorder | No
         merchant_urls=[gateway_target.receiver.redirect_url],
         lost_observers=[reporting.attach_lost_page],
         recorder=gateway_recorder,
+        visit_observers=[reporting.attach_page_visit],
     ) as browser:
+        reporting.before_diagram(browser.collect_visits)  # the last hops (back to the merchant) submit themselves
         yield browser

@@ -9,6 +9,8 @@ when the title has no ``<placeholder>`` the example's values follow it in parent
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
@@ -80,6 +82,71 @@ def gherkin(item: pytest.Item) -> str | None:
     lines = [f"Feature: {scenario.feature.name}", f"  {_keyword(scenario)}: {scenario.name}"]
     lines += [f"    {step.keyword} {step.name}" for step in scenario.steps]
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a scenario is, run after run: its suite (``gatekit`` for gatekit's own flows, the merchant's folder
+    otherwise), its feature file's path inside that suite and its title as written (an outline's, unrendered).
+
+    Never the install path: moving the virtual environment or upgrading Python keeps a scenario's Allure
+    history (``full_name``, ``package`` and the suite labels are made from this, not from pytest's node id).
+    """
+
+    suite: str  # "gatekit", or the merchant's feature folder relative to the rootdir ("features")
+    path: str  # "three_ds/sale_3ds.feature"
+    scenario: str  # "The payer passes the 3-D Secure 2 challenge"
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.path}: {self.scenario}"
+
+    @property
+    def package(self) -> str:
+        return ".".join([self.suite.replace("/", "."), *PurePosixPath(self.path).with_suffix("").parts])
+
+    @property
+    def folder(self) -> str:
+        """The feature's folder inside its suite (``three_ds``), or its file's name when it has none."""
+        parent = PurePosixPath(self.path).parent
+        return str(parent) if str(parent) != "." else self.path
+
+
+def identity(item: pytest.Item, roots: list[Path] | None = None) -> Identity | None:
+    """A scenario's identity (None for a plain test); ``roots``: the merchant's feature folders, when known."""
+    template = template_of(item)
+    if template is None:
+        return None
+    from toolkit import suite
+
+    feature = Path(template.feature.filename).resolve()
+    rootdir = item.config.rootpath.resolve()
+    try:
+        candidates = [("gatekit", _resolved(suite.features_dir()))]
+    except suite.SuiteMissing:
+        candidates = []
+    candidates += [(_relative_name(folder, rootdir), folder) for folder in map(_resolved, roots or [])]
+    for name, folder in candidates:
+        if folder is not None and feature.is_relative_to(folder):
+            return Identity(name, feature.relative_to(folder).as_posix(), template.name)
+    inside = feature.relative_to(rootdir).as_posix() if feature.is_relative_to(rootdir) else feature.name
+    relative = PurePosixPath(inside)
+    if len(relative.parts) > 1:
+        return Identity(relative.parts[0], str(PurePosixPath(*relative.parts[1:])), template.name)
+    return Identity(".", str(relative), template.name)
+
+
+def _resolved(folder: Path) -> Path | None:
+    try:
+        return folder.resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
+def _relative_name(folder: Path | None, rootdir: Path) -> str:
+    if folder is None:
+        return "."
+    return folder.relative_to(rootdir).as_posix() if folder.is_relative_to(rootdir) else folder.name
 
 
 def _keyword(scenario: Any) -> str:

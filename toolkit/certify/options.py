@@ -19,3 +19,4 @@ class CertifyOptions:
     html: bool = True
     lenient: bool = False  # the embedded simulator forgives what the production gateway refuses
     record: Path | None = None  # HAR 1.2 recordings of every scenario (``--gateway-record``)
+    history: str = "history.jsonl"  # the Allure history of this suite selection, in ``reports`` (runner.history_name)

@@ -88,10 +88,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 @pytest.hookimpl(hookwrapper=True, trylast=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    """A module of scenarios with a step no phrase matches, or a value its phrase does not know, fails to
+    collect with one line per problem (``toolkit.certify.check``): nothing runs, pytest exits 2."""
     outcome = yield
     from toolkit.certify.scrub import scrub
 
-    scrub(outcome.get_result())
+    report = outcome.get_result()
+    if isinstance(collector, pytest.Module):
+        from toolkit.certify.check import refuse
+
+        refuse(report)
+    scrub(report)
 
 
 # (the run's recordings, the scenario's recorder, when it started): set by the ``gateway_recorder`` fixture
@@ -137,6 +144,40 @@ def load_profile(config: pytest.Config) -> GatewayConfig:
         raise pytest.UsageError(str(error)) from None
 
 
+def refuse_unusable_profile(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A profile that cannot be used: one line before any test runs, not a traceback per test.  In an xdist
+    worker (which cannot stop the run) each test that needs the gateway fails with that line instead."""
+    try:
+        load_profile(config)
+    except pytest.UsageError as error:
+        if not hasattr(config, "workerinput"):
+            raise
+        config.stash[_PROFILE_ERROR] = str(error)
+
+
+_PROFILE_ERROR = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """(an xdist worker whose profile cannot be used: the test fails with that one line, before its fixtures)"""
+    error = item.config.stash.get(_PROFILE_ERROR, None)
+    needs_gateway = naming.template_of(item) is not None or "gateway_target" in getattr(item, "fixturenames", ())
+    if error is not None and needs_gateway:
+        pytest.fail(error, pytrace=False)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:  # (the xdist controller: it collects nothing)
+    """With ``-n``, a profile named on the command line or in ``GATEKIT_PROFILE`` is checked before the workers
+    start: one line, exit 4."""
+    config = session.config
+    if config.pluginmanager.has_plugin("dsession") and (
+        config.getoption("--gateway-profile") or os.environ.get("GATEKIT_PROFILE")
+    ):
+        load_profile(config)
+    _write_environment(session)
+
+
 def no_browser_reason() -> str | None:
     """Why the real-browser payer cannot run here, or None when it can."""
     if os.environ.get("GATEKIT_BROWSER") == "off":
@@ -175,6 +216,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if getattr(config.option, "allure_report_dir", None):
         for item in items:
             label(item)
+        tidy.remember_identities(config, items)
+    if any(naming.template_of(item) is not None or "gateway_target" in getattr(item, "fixturenames", ())
+           for item in items):  # fmt: skip
+        refuse_unusable_profile(config, items)
     skip_browser_scenarios(items)
     if config.getoption("--simulator-lenient"):
         reason = "the lenient simulator forgives this on purpose; the scenario needs the gateway's strict checks"
@@ -195,7 +240,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason=no_callbacks))
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
+def _write_environment(session: pytest.Session) -> None:
     results = getattr(session.config.option, "allure_report_dir", None)
     if results:
         from toolkit.certify import reporting

@@ -45,6 +45,11 @@ class Progress:
         self.done = 0
         self.flows: dict[str, FlowResult] = defaultdict(FlowResult)
         self._counted: set[str] = set()
+        self.not_collected: list[str] = []  # a feature file's problems (toolkit.certify.check): nothing runs
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.not_collected += str(report.longrepr).strip().splitlines()
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.total = len(session.items)
@@ -85,6 +90,9 @@ class Progress:
         self.stream.flush()
 
     def summary(self) -> str:
+        if self.not_collected:
+            return "\n".join(["", "Feature files that cannot run (nothing ran; gatekit certify --check checks them):",
+                              *(f"  {line}" for line in self.not_collected)])  # fmt: skip
         width = max((len(name) for name in self.flows), default=4) + 2
         lines = ["", "", "Flow".ljust(width) + "verdict  passed  failed  skipped"]
         for name, result in sorted(self.flows.items()):

@@ -15,7 +15,7 @@ Each scenario's exchanges are also collected (``ScenarioTrace``) and handed at i
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +43,7 @@ class ScenarioTrace:
     exchanges: list[Exchange] = field(default_factory=list)
     payer: list[PageVisit] = field(default_factory=list)
     arrivals: list[Received] = field(default_factory=list)
+    finishers: list[Callable[[], object]] = field(default_factory=list)  # called before the diagram is drawn
 
 
 _TRACE: ContextVar[ScenarioTrace | None] = ContextVar("gatekit_scenario_trace", default=None)
@@ -57,10 +58,19 @@ def begin_scenario() -> ScenarioTrace:
 def end_scenario() -> ScenarioTrace | None:
     """The scenario is over: its diagram is attached (see ``attach_diagram``) and the trace returned."""
     trace = _TRACE.get()
-    _TRACE.set(None)
     if trace is not None:
+        for finish in trace.finishers:
+            finish()
         attach_diagram(trace.exchanges, trace.arrivals, payer=trace.payer)
+    _TRACE.set(None)
     return trace
+
+
+def before_diagram(finish: Callable[[], object]) -> None:
+    """Call ``finish`` when the scenario ends, before its diagram is drawn (a browser's last visits)."""
+    trace = _TRACE.get()
+    if trace is not None:
+        trace.finishers.append(finish)
 
 
 def attach_diagram(

@@ -8,7 +8,8 @@ when it has one.  Everything that can be refused is refused before pytest starts
 the suite, the tags.  The HTML report is made by Allure 3 (``npx allure generate``: ``allure``
 from ``./node_modules`` or the PATH) with the directory's ``allurerc.mjs``, or gatekit's own
 (``toolkit/certify/allurerc.mjs``: gatekit's failure categories, the history of earlier runs in
-``reports/history.jsonl`` for trends); without Allure the results and JUnit XML are still written.
+``reports/history.jsonl`` for trends, one file per suite selection: ``history_name``); without Allure the
+results and JUnit XML are still written.
 After the run the JUnit test cases are named by their Gherkin titles and ``reports/summary.md``
 (the verdict per flow, the failures, links) is written for a CI job to post.
 """
@@ -16,7 +17,9 @@ After the run the JUnit test cases are named by their Gherkin titles and ``repor
 from __future__ import annotations
 
 import configparser
+import hashlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -26,6 +29,7 @@ import time
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from toolkit import suite
@@ -40,6 +44,7 @@ BUNDLED_INI = Path(__file__).with_name("certify.ini")
 BUNDLED_ALLURERC = Path(__file__).with_name("allurerc.mjs")
 ALLURE_CONFIGS = ("allurerc.mjs", "allurerc.js", "allurerc.cjs", "allurerc.json", "allurerc.yaml", "allurerc.yml")
 PLUGINS = ("toolkit.certify.progress", "toolkit.certify.collect", "toolkit.steps")
+CHECK_PLUGIN = "toolkit.certify.checkrun"  # gatekit certify --check: instead of progress, beside collect and steps
 EXIT_PASSED, EXIT_FAILED, EXIT_NOT_RUN = 0, 1, 2
 # pytest plugins that gatekit's own flows never use but that load at every pytest start when installed
 # (schemathesis and hypothesis come with gatekit's `test` extra: about 1.3 s of CPU in each process, which
@@ -52,7 +57,10 @@ class SuiteError(ValueError):
 
 
 def own_features(options: CertifyOptions, cwd: Path) -> Path | None:
-    """The merchant's feature folder: ``--suite``, or ``./features`` unless it is gatekit's own."""
+    """The merchant's feature folder: ``--suite``, ``GATEKIT_SUITE``, or ``./features`` unless it is gatekit's own."""
+    named = os.environ.get("GATEKIT_SUITE", "").strip()
+    if options.suite is None and named:
+        options = replace(options, suite=Path(named).expanduser())
     if options.suite is not None:
         if not options.suite.is_dir():
             raise SuiteError(f"--suite {options.suite}: no such directory")
@@ -70,6 +78,29 @@ def suite_folders(options: CertifyOptions, cwd: Path) -> list[Path]:
     if options.suite_only and own is None:
         raise SuiteError("--suite-only: give --suite DIR, the folder of your own feature files")
     return ([] if options.suite_only else [suite.features_dir()]) + ([own] if own else [])
+
+
+def history_name(options: CertifyOptions, folders: list[Path], cwd: Path) -> str:
+    """The Allure history file of this suite selection: ``history.jsonl`` for gatekit's own flows, another
+    for a selection of other scenarios (``--suite-only``, the merchant's folder beside gatekit's, ``--tags``),
+    so that a trend compares runs of the same scenarios."""
+    parts = []
+    for folder in folders:
+        if folder.resolve() == suite.features_dir().resolve():
+            parts.append("gatekit")
+        else:
+            resolved = folder.resolve()
+            parts.append(resolved.relative_to(cwd.resolve()).as_posix() if resolved.is_relative_to(cwd.resolve())
+                         else resolved.name)  # fmt: skip
+    if options.tags:
+        parts.append(f"tags {options.tags}")
+    if parts == ["gatekit"]:
+        return "history.jsonl"
+    key = "+".join(parts)
+    slug = re.sub(r"[^A-Za-z0-9+]+", "-", key).strip("-")
+    if len(slug) > 60 or slug != key:
+        slug = f"{slug[:48]}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
+    return f"history.{slug}.jsonl"
 
 
 def _has_pytest_section(path: Path) -> bool:
@@ -93,13 +124,18 @@ def pytest_config_file(cwd: Path) -> Path | None:
     return None
 
 
-def pytest_args(options: CertifyOptions, folders: list[Path], cwd: Path) -> list[str]:
+def pytest_args(options: CertifyOptions, folders: list[Path], cwd: Path, *, check_only: bool = False) -> list[str]:
+    """pytest's arguments for the run (``check_only``: collect, check the feature files and report on them)."""
     ini = pytest_config_file(cwd)
     args = [*map(str, folders), "-c", str(ini or BUNDLED_INI), f"--rootdir={ini.parent if ini else cwd}",
-            f"--confcutdir={ini.parent if ini else cwd}", f"--alluredir={options.results}",
-            f"--junitxml={options.reports / 'junit.xml'}", "-p", "no:terminal", "-p", "no:cacheprovider",
+            f"--confcutdir={ini.parent if ini else cwd}", "-p", "no:terminal", "-p", "no:cacheprovider",
             # allure-pytest-bdd, when a merchant's environment has it, registers --alluredir beside allure-pytest
             "-p", "no:allure_pytest_bdd"]  # fmt: skip
+    if check_only:
+        args += ["--collect-only", "-p", CHECK_PLUGIN, *(["-m", options.tags] if options.tags else [])]
+        args += [f"--gateway-profile={options.profile}"] if options.profile else []
+        return args + ([f"--gateway-config={options.config_file}"] if options.config_file else [])
+    args += [f"--alluredir={options.results}", f"--junitxml={options.reports / 'junit.xml'}"]
     for plugin in PLUGINS:
         args += ["-p", plugin]
     if all(folder.resolve() == suite.features_dir().resolve() for folder in folders):
@@ -121,11 +157,16 @@ def pytest_args(options: CertifyOptions, folders: list[Path], cwd: Path) -> list
 
 
 def allure_command(cwd: Path) -> list[str] | None:
+    """Allure 3: ``./node_modules/.bin/allure``, ``allure`` on the PATH, else ``npx`` (Node.js), which fetches the
+    pinned version from npm the first time; None without any of them."""
     local = cwd / "node_modules" / ".bin" / "allure"
     if local.exists():
         return [str(local)]
     found = shutil.which("allure")
-    return [found] if found else None
+    if found:
+        return [found]
+    npx = shutil.which("npx")
+    return [npx, "--yes", f"allure@{ALLURE_VERSION}"] if npx else None
 
 
 def allure_config(cwd: Path) -> Path:
@@ -137,9 +178,13 @@ def make_html(options: CertifyOptions, cwd: Path) -> tuple[str, Path | None]:
     """The line to print about the HTML report, and its ``index.html`` when it was made."""
     command = allure_command(cwd)
     if command is None:
-        return f"HTML report: not made (no Allure 3: npm install allure@{ALLURE_VERSION} here, or allure on PATH)", None
+        return (
+            f"HTML report: not made (Allure 3 needs Node.js: install it for npx, or npm install "
+            f"allure@{ALLURE_VERSION} here, or put allure on the PATH)"
+        ), None
     target = options.reports / "allure-report"
-    env = {**os.environ, "GATEKIT_ALLURE_RESULTS": str(options.results), "GATEKIT_REPORTS": str(options.reports)}
+    env = {**os.environ, "GATEKIT_ALLURE_RESULTS": str(options.results), "GATEKIT_REPORTS": str(options.reports),
+           "GATEKIT_HISTORY": str(options.reports / options.history)}  # fmt: skip
     argv = [*command, "generate", str(options.results), "-o", str(target), "--config", str(allure_config(cwd))]
     result = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=cwd, env=env)
     if result.returncode != 0:
@@ -159,6 +204,17 @@ def prepare(options: CertifyOptions, cwd: Path) -> tuple[list[Path], list[catalo
     return folders, selected
 
 
+def check(options: CertifyOptions, cwd: Path | None = None) -> int:
+    """``gatekit certify --check``: the feature files collected and checked, nothing run; 0 when every step has a
+    phrase and every value is known, 2 otherwise (one line per problem, printed by ``toolkit.certify.checkrun``)."""
+    cwd = cwd or Path.cwd()
+    folders, _ = prepare(options, cwd)
+    args = pytest_args(options, folders, cwd, check_only=True)
+    args += [arg for plugin in PLUGINS[1:] for arg in ("-p", plugin)]
+    done = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=cwd, check=False)
+    return EXIT_PASSED if done.returncode in (0, 5) else EXIT_NOT_RUN
+
+
 class Interrupted(Exception):
     """Ctrl-C or SIGTERM during the run: pytest and what it started were stopped, nothing of the run was kept."""
 
@@ -171,6 +227,7 @@ def certify(options: CertifyOptions, cwd: Path | None = None) -> int:
     ``Interrupted``."""
     cwd = cwd or Path.cwd()
     folders, _ = prepare(options, cwd)
+    options = replace(options, history=history_name(options, folders, cwd))
     staged = StagedRun(options)
     try:
         code, seconds = _run_pytest(staged.options, folders, cwd)

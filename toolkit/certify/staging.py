@@ -21,8 +21,6 @@ from pathlib import Path
 
 from toolkit.certify.options import CertifyOptions
 
-HISTORY = "history.jsonl"  # Allure's trends: kept across runs, appended by the run that succeeds
-
 
 def _beside(target: Path, tag: str) -> Path:
     return target.parent / f".{target.name}.{tag}-{os.getpid()}"
@@ -53,9 +51,9 @@ class StagedRun:
         self.record = _beside(options.record, "partial") if options.record else None
         self.discard()  # (a folder left by a run of the same process id that was killed)
         self.reports.mkdir(parents=True)
-        history = options.reports / HISTORY
+        history = options.reports / options.history  # Allure's trends: kept across runs, appended by this one
         if history.is_file():
-            shutil.copy2(history, self.reports / HISTORY)
+            shutil.copy2(history, self.reports / options.history)
         self.options = replace(options, results=self.results, reports=self.reports, record=self.record)
 
     def final_path(self, staged: Path) -> Path:

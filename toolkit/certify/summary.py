@@ -23,14 +23,15 @@ from toolkit.certify.progress import FLOW_PROPERTY, SCENARIO_PROPERTY
 from toolkit.masking import mask_text
 
 FILE = "summary.md"
-ICONS = {"PASS": "✅", "FAIL": "❌", "SKIP": "⏭️"}
+ICONS = {"PASS": "✅", "FAIL": "❌", "SKIP": "⏭️", "NOT RUN": "⛔"}
+NOT_COLLECTED = "not-collected"  # a feature file pytest could not collect (toolkit.certify.check): nothing ran
 
 
 @dataclass(frozen=True)
 class Case:
     flow: str
     title: str
-    outcome: str  # passed, failed, skipped
+    outcome: str  # passed, failed, skipped, or NOT_COLLECTED
     message: str = ""
 
 
@@ -72,6 +73,8 @@ def read_cases(junit: Path) -> list[Case]:
         message = detail.get("message", "") if detail is not None else ""
         flow = properties.get(FLOW_PROPERTY) or case.get("classname") or ""
         title = properties.get(SCENARIO_PROPERTY) or case.get("name") or ""
+        if problem is not None and message == "collection failure":
+            outcome, message = NOT_COLLECTED, problem.text or message
         cases.append(Case(flow, title, outcome, message or ""))
     return cases
 
@@ -96,14 +99,24 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+REASON_LIMIT = 400
+
+
 def _reason(message: str) -> str:
+    """The message's first line, whole up to ``REASON_LIMIT`` characters, else cut between words, never in one."""
     line = mask_text(message).strip().splitlines()[0] if message.strip() else "failed"
-    return line[:200].replace("`", "'")
+    if len(line) > REASON_LIMIT:
+        cut = line[:REASON_LIMIT]
+        line = (cut[: cut.rfind(" ")] if " " in cut else cut).rstrip(" ,;:") + " …"
+    return line.replace("`", "'")
 
 
 def markdown(
     cases: Sequence[Case], links: Sequence[tuple[str, str]], *, profile: str, seconds: float, note: str = ""
 ) -> str:
+    not_collected = [case for case in cases if case.outcome == NOT_COLLECTED]
+    if not_collected:
+        return _not_run(not_collected, links, profile=profile)
     flows: dict[str, Flow] = defaultdict(Flow)
     for case in cases:
         flows[case.flow].cases.append(case)
@@ -131,6 +144,19 @@ def markdown(
         lines += ["", f"<details><summary>Skipped ({sum(skips.values())})</summary>", ""]
         lines += [f"- **{_cell(flow)}**: {count} × {_cell(reason)}" for (flow, reason), count in sorted(skips.items())]
         lines += ["", "</details>"]
+    if links:
+        lines += ["", " · ".join(f"[{text}]({url})" for text, url in links)]
+    return "\n".join(lines) + "\n"
+
+
+def _not_run(cases: Sequence[Case], links: Sequence[tuple[str, str]], *, profile: str) -> str:
+    problems = [line for case in cases for line in mask_text(case.message).strip().splitlines()]
+    lines = [f"## {ICONS['NOT RUN']} gatekit certification: NOT RUN", "",
+             f"Nothing ran against profile `{profile}`: pytest could not collect these feature files (a step no "
+             "phrase matches, a value its phrase does not know; `gatekit certify --check` shows the same lines).",
+             "",
+             "### Feature files that cannot run", ""]  # fmt: skip
+    lines += [f"- `{problem.replace('`', chr(39))}`" for problem in problems]
     if links:
         lines += ["", " · ".join(f"[{text}]({url})" for text, url in links)]
     return "\n".join(lines) + "\n"

@@ -9,6 +9,9 @@ writes them:
   toolkit's errors about the gateway's answers (a refusal, a decline, a page without the expected
   form, no outcome in time).  Broken is left for what the test itself got wrong (a step not
   found, a ``TypeError``) and for no answer at all (``TransportError``: the gateway is unreachable);
+- a scenario's identity (``fullName``, ``testCaseId``, ``historyId``, the suite and package labels) is
+  made from its feature's path inside its suite and its title (``naming.Identity``), not from pytest's
+  node id, which holds the install path of gatekit's own flows (``.venv/lib/python3.11/site-packages/...``);
 - fixture set-up and tear-down entries are dropped unless they failed or carry steps or
   attachments: a passing scenario shows its Gherkin steps, not two dozen fixture lines.
 """
@@ -16,15 +19,16 @@ writes them:
 from __future__ import annotations
 
 import ast
+import hashlib
 import sys
 from collections.abc import Generator, Iterable
 from typing import Any
 
 import allure_commons
 import pytest
-from allure_commons.model2 import Parameter
+from allure_commons.model2 import Label, Parameter
 
-from toolkit.certify.naming import EXAMPLE_PARAM
+from toolkit.certify.naming import EXAMPLE_PARAM, Identity
 
 _KEPT_STATUSES = ("failed", "broken")
 
@@ -91,13 +95,48 @@ def _is_noise(fixture: Any) -> bool:
     return fixture.status not in _KEPT_STATUSES and not fixture.steps and not fixture.attachments
 
 
+_SUITE_LABELS = ("parentSuite", "suite", "subSuite", "package")
+
+
+def md5(*parts: str) -> str:
+    """As allure-commons makes its ids: the MD5 of the parts' UTF-8, one after the other."""
+    digest = hashlib.md5(usedforsecurity=False)
+    for part in parts:
+        digest.update(part.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def apply_identity(result: Any, identity: Identity) -> None:
+    """The result named by its identity: the same scenario keeps its history wherever gatekit is installed."""
+    result.fullName = identity.full_name
+    result.testCaseId = md5(identity.full_name)
+    shown = sorted((p for p in result.parameters if not getattr(p, "excluded", False)), key=lambda p: p.name)
+    result.historyId = md5(identity.full_name, *(f"{p.name}={p.value}" for p in shown))
+    result.titlePath = [identity.suite, *identity.path.split("/")]
+    result.labels = [label for label in result.labels if label.name not in _SUITE_LABELS]
+    result.labels += [Label(name="parentSuite", value=identity.suite), Label(name="suite", value=identity.folder),
+                      Label(name="subSuite", value=identity.path.rsplit("/", 1)[-1]),
+                      Label(name="package", value=identity.package)]  # fmt: skip
+
+
 class ResultTidier:
     """Hook wrappers of ``allure_commons``: they change a result or a container just before it is written."""
+
+    def __init__(self) -> None:
+        self.identities: dict[str, Identity] = {}  # allure-pytest's fullName (from the node id) -> the identity
+
+    def remember(self, item: pytest.Item, identity: Identity) -> None:
+        from allure_pytest.utils import allure_full_name
+
+        self.identities[allure_full_name(item)] = identity
 
     @allure_commons.hookimpl(hookwrapper=True)
     def report_result(self, result: Any) -> Generator[None, None, None]:
         _fix_status(result)
         result.parameters = _example_parameters(result.parameters)
+        identity = self.identities.get(result.fullName)
+        if identity is not None:
+            apply_identity(result, identity)
         yield
 
     @allure_commons.hookimpl(hookwrapper=True)
@@ -112,5 +151,25 @@ def install(config: pytest.Config) -> None:
     if not getattr(config.option, "allure_report_dir", None):
         return
     tidier = ResultTidier()
+    config.stash[TIDIER] = tidier
     allure_commons.plugin_manager.register(tidier)
     config.add_cleanup(lambda: allure_commons.plugin_manager.unregister(tidier))
+
+
+TIDIER = pytest.StashKey[ResultTidier]()
+
+
+def remember_identities(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each scenario's identity, for its result (``--alluredir``); the merchant's folders are pytest's folder
+    arguments (``gatekit certify`` passes its own and the merchant's)."""
+    from toolkit.certify.naming import identity
+
+    tidier = config.stash.get(TIDIER, None)
+    if tidier is None:
+        return
+    here = config.invocation_params.dir
+    roots = [here / arg for arg in config.args if (here / arg).is_dir()]
+    for item in items:
+        found = identity(item, roots)
+        if found is not None:
+            tidier.remember(item, found)

@@ -9,11 +9,14 @@ profile's ``base_url``.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+import shlex
+import sys
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from toolkit.commands.common import (
     Subparsers,
+    UsageError,
     add_gateway_options,
     add_request_arguments,
     find_operation,
@@ -44,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from toolkit.errors import ApiError, TransportError
 
     operation = find_operation(args.operation)
-    fields = parse_fields(args.fields)
+    fields = request_names(parse_fields(args.fields))
     config = load_profile(args)
     with GatewayClient(config, validate=not args.no_validate) as client:
         try:
@@ -58,7 +61,38 @@ def run(args: argparse.Namespace) -> int:
             message = f"{exc.message} (connection refused: nothing listens there); {hint(config)}"
             raise TransportError(message, operation=exc.operation) from exc
     print_json(masked(response.raw))
+    follow_up = next_call(response.raw) if "status" not in operation.name else None
+    if follow_up:
+        print(f"next: {follow_up}", file=sys.stderr)
     return 0
+
+
+# the answers' names of the order's ids -> the names requests give them
+ANSWER_NAMES = {"paynet-order-id": "orderid", "merchant-order-id": "client_orderid"}
+
+
+def request_names(fields: dict[str, str]) -> dict[str, str]:
+    """``paynet-order-id=...`` copied from an answer is sent as ``orderid`` (and ``merchant-order-id`` as
+    ``client_orderid``), saying so; given both ways, the request's own name is refused as given twice."""
+    renamed: dict[str, str] = {}
+    for name, value in fields.items():
+        target = ANSWER_NAMES.get(name)
+        if target is None:
+            renamed[name] = value
+            continue
+        if target in fields:
+            raise UsageError(f"field {target} is given twice (also as {name}, the answer's name for it)")
+        print(f"note: {name} is the answer's name; requests call it {target}: sent as {target}", file=sys.stderr)
+        renamed[target] = value
+    return renamed
+
+
+def next_call(answer: Mapping[str, str]) -> str | None:
+    """How to ask for the order's status, with the request's names for the answer's ids."""
+    orderid, client_orderid = answer.get("paynet-order-id"), answer.get("merchant-order-id")
+    if not orderid or not client_orderid:
+        return None
+    return f"gatekit call status client_orderid={shlex.quote(client_orderid)} orderid={shlex.quote(orderid)}"
 
 
 def _causes(error: BaseException) -> Iterator[BaseException]:

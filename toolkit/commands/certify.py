@@ -1,6 +1,6 @@
 """``gatekit certify``: the certification suite against a profile, with Allure and JUnit reports.
 
-    gatekit certify [--profile NAME] [--suite DIR] [--tags EXPR] [--list | --list-tags]
+    gatekit certify [--profile NAME] [--suite DIR] [--tags EXPR] [--list | --list-tags | --check]
 
 gatekit's own flows run with the merchant's feature files (``--suite DIR``, or ``./features``),
 all of them with gatekit's steps plus the merchant's ``conftest.py``.  A profile, suite or tag
@@ -43,7 +43,7 @@ def register(subparsers: Subparsers) -> None:
         "--suite",
         type=Path,
         metavar="DIR",
-        help="your own .feature files, run beside gatekit's flows (default: ./features if present)",
+        help="your own .feature files, run beside gatekit's flows (default: GATEKIT_SUITE, else ./features if present)",
     )
     parser.add_argument(
         "--suite-only", action="store_true", help="run only the --suite features, not gatekit's own flows"
@@ -56,6 +56,12 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument(
         "--list-tags", action="store_true", help="list the tags --tags can use, with their scenario counts"
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="check the feature files and run nothing: every step has a phrase, every value is known (exit 2 if "
+        "not, one line per problem with the closest phrases or the valid values)",
     )
     parser.add_argument("--results", type=Path, default=Path("allure-results"), help="Allure results directory")
     parser.add_argument("--reports", type=Path, default=Path("reports"), help="JUnit XML and HTML report directory")
@@ -77,7 +83,7 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from toolkit.certify.catalog import SelectionError
-    from toolkit.certify.runner import CertifyOptions, Interrupted, SuiteError, certify
+    from toolkit.certify.runner import CertifyOptions, Interrupted, SuiteError, certify, check
     from toolkit.suite import SuiteMissing
 
     options = CertifyOptions(profile=args.profile, tags=args.tags, config_file=args.config, suite=args.suite,
@@ -87,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.list or args.list_tags:
             return show(options, tags_only=args.list_tags)
+        if args.check:
+            return check(options)
         return certify(options)
     except (SuiteError, SelectionError, SuiteMissing) as error:
         raise UsageError(str(error)) from None

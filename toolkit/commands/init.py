@@ -11,7 +11,8 @@ Existing files are left alone (the command says which) unless ``--force``.
 from __future__ import annotations
 
 import argparse
-from importlib import resources
+import json
+from importlib import metadata, resources
 from pathlib import Path
 
 from toolkit._version import ALLURE_VERSION, __version__
@@ -52,10 +53,44 @@ def register(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
+def install_spec() -> tuple[str, str | None]:
+    """What CI should ``pip install`` to get this gatekit, and a warning when CI cannot install it that way.
+
+    From how pip installed it here (PEP 610 ``direct_url.json``): a git checkout or a URL is installed again
+    from there; from a package index, ``gatekit==VERSION``; from a local wheel or folder, which CI does not
+    have, ``gatekit==VERSION`` and a warning that says what to set instead.
+    """
+    pinned = f"gatekit=={__version__}"
+    try:
+        raw = metadata.distribution("gatekit").read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        raw = None
+    if not raw:
+        return pinned, None
+    try:
+        direct = json.loads(raw)
+    except ValueError:
+        return pinned, None
+    url = str(direct.get("url", ""))
+    vcs = direct.get("vcs_info")
+    if isinstance(vcs, dict) and url and not url.startswith("file:"):
+        commit = vcs.get("requested_revision") or vcs.get("commit_id")
+        return f"gatekit @ {vcs.get('vcs', 'git')}+{url}" + (f"@{commit}" if commit else ""), None
+    if url.startswith(("http://", "https://")):
+        return f"gatekit @ {url}", None
+    where = url.removeprefix("file://") or "a local file"
+    return pinned, (
+        f"gatekit was installed from {where}, which CI does not have: the CI files install GATEKIT_INSTALL "
+        f"(default {pinned}, from your package index); set it to a wheel committed to the repository "
+        f"(./vendor/gatekit-{__version__}-py3-none-any.whl) or a git URL if your index does not have gatekit"
+    )
+
+
 def render(template: str) -> str:
     path = f"scaffold/{template}".replace("scaffold/../", "")  # "../certify/allurerc.mjs": gatekit certify's own
     text = resources.files("toolkit").joinpath(*path.split("/")).read_text(encoding="utf-8")
-    return text.replace("@GATEKIT_VERSION@", __version__).replace("@ALLURE_VERSION@", ALLURE_VERSION)
+    text = text.replace("@GATEKIT_VERSION@", __version__).replace("@ALLURE_VERSION@", ALLURE_VERSION)
+    return text.replace("@GATEKIT_INSTALL@", install_spec()[0]) if "@GATEKIT_INSTALL@" in text else text
 
 
 def scaffold(directory: Path, *, force: bool = False) -> list[Path]:
@@ -81,5 +116,8 @@ def run(args: argparse.Namespace) -> int:
     for path in written:
         print(f"  {path.relative_to(directory)}")
     where = "this directory" if directory.resolve() == Path.cwd().resolve() else str(directory)
+    warning = install_spec()[1]
+    if warning:
+        print(f"note: {warning}")
     print(NEXT_STEPS.format(where=where))
     return 0

@@ -24,6 +24,7 @@ from toolkit.explorer.payerflow import PayerFlow
 from toolkit.explorer.session import GatewaySession
 from toolkit.explorer.timeline import Event
 from toolkit.exporter.feature import export_feature
+from toolkit.exporter.place import default_export_path, how_to_run
 from toolkit.flows import METHOD_INDICATORS, Order
 from toolkit.masking import mask_fields
 from toolkit.models import AsyncResponse, CardRefResponse, FormResponse, Status, StatusResponse
@@ -261,16 +262,15 @@ class ExplorerModel(FormState):
         self._confirm(Result("Exported (see the export tab)", True, name))
         return self.export_text
 
-    def save_export(self, path: str | Path, scenario: str | None = None) -> Path:
-        """Write the export to ``path``; the confirmation says where and how it runs."""
-        target = Path(path)
+    def save_export(self, path: str | Path | None = None, scenario: str | None = None) -> Path:
+        """Write the export to ``path`` (default: ``exported/explorer.feature`` of the merchant's suite, where
+        ``gatekit certify`` finds it: ``toolkit.exporter.place``); the confirmation says how it runs."""
+        target = Path(path) if path else default_export_path()
         text = self.export(scenario)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
         steps = sum(1 for line in text.splitlines() if line.strip().startswith(_KEYWORDS))
-        where = f"{target.resolve().parent}"
-        how = f"it runs with: GATEKIT_EXPORTED_FEATURES={where} pytest steps/test_exported.py"
-        self._confirm(Result(f"Saved {target} ({steps} steps)", True, how))
+        self._confirm(Result(f"Saved {target} ({steps} steps)", True, how_to_run(target)))
         return target
 
     def new_scenario(self) -> Result:

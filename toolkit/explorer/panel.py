@@ -31,6 +31,7 @@ from toolkit.explorer.session import GatewaySession
 from toolkit.explorer.timeline import Event
 from toolkit.explorer.views import Note
 from toolkit.exporter.feature import ExportError
+from toolkit.exporter.place import default_export_path
 from toolkit.masking import mask_text
 
 NO_OUTCOME = "(the data decides nothing here)"
@@ -75,7 +76,7 @@ class Explorer:
         self.new_scenario_button = _button("New scenario", "forget the actions recorded so far")
         self.include_callbacks = W.Checkbox(value=False, description="check callbacks in the export",
                                             style=_NARROW, layout=W.Layout(width="auto"))  # fmt: skip
-        self.save_path = W.Text(value="../features/exported/explorer.feature", description="save to",
+        self.save_path = W.Text(value=str(default_export_path()), description="save to",
                                 style=_NARROW, layout=W.Layout(width="420px"))  # fmt: skip
         self.save_button = _button("Save", "write the export to this file", icon="save")
         self.options = W.Accordion(

@@ -14,13 +14,18 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
+from toolkit.masking import mask_fields, mask_html, mask_text
 from toolkit.payer import reading
 from toolkit.payer.forms import Button, Form, Page
 from toolkit.payer.http import CARD_FIELDS, PayerError
+from toolkit.payer.navigations import Navigation, navigations
 from toolkit.payer.reading import DEFAULT_SETTINGS, NotFound, PayerSettings
+from toolkit.payer.visits import Party, Visit, page_orderid, party_of, shows
 from toolkit.recording.recorder import Recorder, card_action
 from toolkit.testdata.cards import Card
 
@@ -92,6 +97,11 @@ class BrowserPayer:
 
     Pages are read as the HTTP payer reads them (``toolkit.payer.reading``): by what they ask for, not by ids;
     the browser runs their scripts itself.  ``settings`` are the profile's ``[profiles.NAME.payer]``.
+    Every document the browser loads (the pages, the frames, what submits itself: Chromium's performance log,
+    ``toolkit.payer.navigations``) becomes a ``Visit`` in ``visits``, as the HTTP payer's requests do, and goes
+    to ``visit_observers`` (the report's steps and its sequence diagram: the ACS included); ``collect_visits()``
+    gathers those that happened since the last action (the way back to the merchant submits itself).
+
     With ``observers``, every page the payer reaches (the hosted payment page, the issuer's 3-D Secure page,
     where the merchant's redirect lands) is screenshot, before anything is typed into it: a screenshot never
     shows card data the payer typed.  ``lost_observers`` get the page the payer could not find its way on.
@@ -106,6 +116,7 @@ class BrowserPayer:
         merchant_urls: Sequence[str] = (),
         lost_observers: Sequence[LostObserver] = (),
         recorder: Recorder | None = None,
+        visit_observers: Sequence[Callable[[Visit], None]] = (),
     ) -> None:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
@@ -116,6 +127,7 @@ class BrowserPayer:
         options.binary_location = chromium
         for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={self._profile}"):
             options.add_argument(flag)
+        options.set_capability("goog:loggingPrefs", {"performance": "ALL"})  # the network events: ``visits``
         try:
             self.driver: Any = webdriver.Chrome(service=Service(driver), options=options)
         except BaseException:  # no browser to close() later: do not leave the profile behind
@@ -127,9 +139,19 @@ class BrowserPayer:
         self.merchant_urls = list(merchant_urls)
         self.lost_observers = list(lost_observers)
         self.recorder = recorder  # the pages the browser reached, with what the payer did (``toolkit.recording``)
+        self.visit_observers = list(visit_observers)
+        self.visits: list[Visit] = []
+        self._log: list[dict[str, Any]] = []  # the performance log so far (a request and its answer may be read apart)
+        self._visited: set[str] = set()
+        self._main_frame = ""
+        self._step: tuple[str, Party | None] | None = None  # what the payer did (and to whom), for the next document
         self.driver.set_window_size(*WINDOW)
 
     def close(self) -> None:
+        try:
+            self.collect_visits()
+        except _stale_errors():  # (a browser that is gone: nothing more to read)
+            pass
         self.driver.quit()
         shutil.rmtree(self._profile, ignore_errors=True)
 
@@ -197,8 +219,57 @@ class BrowserPayer:
 
     # --- the steps -------------------------------------------------------------------------------
 
+    def _acting(self, step: str, to: Party | None = None) -> None:
+        """The payer is about to ``step`` (``to``: whom it sends to; None: read from the answer): what came before
+        is collected, the next document the browser loads is this step."""
+        self.collect_visits()
+        self._step = (step, to)
+
+    def collect_visits(self) -> list[Visit]:
+        """The documents the browser loaded since the last call, as ``Visit`` records (masked), in order."""
+        self._log += self.driver.get_log("performance")
+        new = []
+        for navigation in navigations(self._log):
+            if navigation.request_id in self._visited or navigation.status is None:
+                continue
+            self._visited.add(navigation.request_id)
+            self._main_frame = self._main_frame or navigation.frame
+            new.append(self._visit(navigation))
+        for visit in new:
+            self.visits.append(visit)
+            for observer in self.visit_observers:
+                observer(visit)
+        return new
+
+    def _visit(self, navigation: Navigation) -> Visit:
+        try:
+            body = str(self.driver.execute_cdp_cmd("Network.getResponseBody", {"requestId": navigation.request_id})
+                       .get("body", ""))  # fmt: skip
+        except _stale_errors():  # (a body Chromium no longer keeps)
+            body = ""
+        page = Page.parse(navigation.final_url, navigation.status or 0, body, redirects=navigation.redirects)
+        to: Party = "merchant" if reading.goes_to(navigation.url, self.merchant_urls) else party_of(page, self.settings)
+        if self._step is not None and navigation.frame == self._main_frame:
+            (step, told), self._step = self._step, None
+            to = told or to
+        elif navigation.frame != self._main_frame:
+            step = "load the 3-D Secure method URL" if navigation.method == "GET" else "submit a form in a frame"
+        else:
+            step = {"merchant": "go back to the merchant", "acs": "go to the issuer's 3-D Secure page"}.get(
+                to, "follow the page (it submits itself)"
+            )
+        fields = dict(parse_qsl(navigation.post_data or "", keep_blank_values=True))
+        return Visit(
+            datetime.fromtimestamp(navigation.started, UTC), navigation.method, mask_text(navigation.url),
+            navigation.status, navigation.elapsed or 0.0, step, to,
+            shows=shows(page, self.settings, self.merchant_urls), orderid=page_orderid(page),
+            fields=tuple(mask_fields(fields).items()), final_url=mask_text(navigation.final_url),
+            redirects=navigation.redirects, body=mask_html(body),
+        )  # fmt: skip
+
     def _record(self, method: str, url: str, fields: dict[str, str] | None, step: str, started: float) -> None:
         """The page the browser shows now, as the answer to what the payer did (Selenium sees no requests)."""
+        self.collect_visits()
         if self.recorder is None:
             return
         self.driver.switch_to.default_content()
@@ -214,6 +285,7 @@ class BrowserPayer:
         )
 
     def open(self, url: str) -> None:
+        self._acting("open the page")
         started = time.monotonic()
         if self.recorder is not None:
             self.recorder.payer_action("open")
@@ -229,10 +301,31 @@ class BrowserPayer:
 
         self.driver.switch_to.default_content()
         WebDriverWait(self.driver, self.wait).until(lambda driver: self._loaded())
-        png: bytes = self.driver.get_screenshot_as_png()
+        png = self._content_png()
         seen = f"Screenshot after the payer {what}: {self.driver.title or 'untitled page'}"
         for observer in self.observers:
             observer(seen, png)
+
+    def _content_png(self) -> bytes:
+        """The page as the payer sees it, cut to its content (a short page leaves no blank window below it)."""
+        import base64
+
+        width, height = WINDOW
+        unreadable: tuple[type[BaseException], ...] = (*_stale_errors(), KeyError, ValueError, TypeError)
+        try:
+            used = int(self.driver.execute_script(
+                "const b = document.body; if (!b) return 0; const r = b.getBoundingClientRect();"
+                "const m = parseFloat(getComputedStyle(b).marginBottom) || 0;"
+                "return Math.ceil(Math.max(r.bottom + m, b.scrollHeight));"
+            ) or 0)  # fmt: skip
+            if 0 < used < height:
+                clip = {"x": 0, "y": 0, "width": width, "height": min(height, max(used + 24, 120)), "scale": 1}
+                shot = self.driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "clip": clip})
+                return base64.b64decode(shot["data"])
+        except unreadable:
+            pass
+        png: bytes = self.driver.get_screenshot_as_png()
+        return png
 
     def fill_payment_page(self, card: Card, **overrides: str) -> None:
         """Type the card into the payment form (in a frame too), press its pay button, wait for the next page."""
@@ -248,6 +341,7 @@ class BrowserPayer:
         except NotFound as exc:
             raise self.lost(str(exc), page) from None
         element = self._type(form, entries)
+        self._acting("pay on the hosted page", "gateway")
         started = time.monotonic()
         if self.recorder is not None:
             self.recorder.payer_action("pay", card=card_action(typed))
@@ -271,6 +365,7 @@ class BrowserPayer:
         except NotFound as exc:
             raise self.lost(str(exc), page) from None
         element = self._type(form, entries)
+        self._acting("answer the 3-D Secure challenge", "acs")
         started = time.monotonic()
         if self.recorder is not None:
             self.recorder.payer_action("challenge", answer="wrong" if failing else "right")

@@ -14,7 +14,7 @@ import calendar
 import datetime as dt
 from typing import Any
 
-from toolkit.money import from_minor_units, to_minor_units
+from toolkit.money import MoneyError, from_minor_units, to_minor_units
 from toolkit.operations import ResponseKind, get_operation
 from toolkit.simulator.engine import Call, Engine, Result
 from toolkit.simulator.errors import field_error, state_error
@@ -158,7 +158,11 @@ def _rebill_amounts(fields: dict[str, str]) -> list[str]:
     extra = [item.strip() for item in fields.get("enumerate_amounts", "").split(",") if item.strip()]
     ceiling = to_minor_units(amount, fields["currency"])
     for item in extra:
-        if to_minor_units(item, fields["currency"]) > ceiling:
+        try:
+            minor = to_minor_units(item, fields["currency"])
+        except MoneyError as exc:  # (0, -1, 1e3, more decimals than the currency has)
+            raise field_error(f"enumerate_amounts: {exc.rule}") from None
+        if minor > ceiling:
             raise field_error(f"enumerate_amounts: {item} is more than the amount {amount}")
     return [amount, *(item for item in extra if item != amount)]
 

@@ -1,4 +1,4 @@
-"""gatekit's certification suite: the ``features/`` and the ``steps/`` that run them.
+"""gatekit's certification suite: the ``features/`` and the ``steps/`` that run them (and the ``notebooks/``).
 
 In a wheel the build (``setup.py``) copies the repository's top-level ``features/`` and ``steps/``
 here.  In a checkout (an editable install) nothing is copied: this package's path is the checkout
@@ -28,3 +28,11 @@ def root() -> Path:
 
 def features_dir() -> Path:
     return root() / "features"
+
+
+def notebooks_dir() -> Path:
+    """gatekit's walkthrough notebooks (``gatekit notebooks DIR`` copies them out)."""
+    folder = ROOT / "notebooks"
+    if not folder.is_dir():
+        raise SuiteMissing(f"gatekit's notebooks are missing from {ROOT}: reinstall gatekit")
+    return folder

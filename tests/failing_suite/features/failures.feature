@@ -44,8 +44,8 @@ Feature: A run that fails on purpose
     When the merchant opens a sale-form for 12.00 EUR
     And the payer is sent to a page that is not the payment page and tries to pay there
 
-  Scenario: A step nobody wrote
-    Given a step that no step module defines
+  Scenario: A step whose own code is wrong
+    Given a step whose own code is wrong
 
   @sale
   Scenario: An approved sale
