@@ -129,3 +129,18 @@ def test_an_interrupted_run_ends_the_real_browser_and_its_driver(tmp_path):
     names = [Path(f"/proc/{pid}/comm") for pid in started]
     assert len(started) >= 3, names  # chromedriver, chromium (and its helpers), sleep
     assert not [pid for pid in started if alive(pid)]
+
+
+def test_the_report_paths_printed_are_where_the_files_end_up(tmp_path, monkeypatch):
+    """A path the run wrote in its staging folder (absolute, as Allure's index is; the folders relative, as
+    gatekit certify's defaults are) is named where it will be, not in the staging folder that goes away."""
+    from toolkit.certify.options import CertifyOptions
+    from toolkit.certify.staging import StagedRun
+
+    monkeypatch.chdir(tmp_path)
+    staged = StagedRun(CertifyOptions())
+    try:
+        index = (staged.options.reports / "allure-report" / "index.html").resolve()
+        assert staged.final_path(index) == (tmp_path / "reports" / "allure-report" / "index.html").resolve()
+    finally:
+        staged.discard()

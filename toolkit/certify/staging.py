@@ -58,10 +58,11 @@ class StagedRun:
 
     def final_path(self, staged: Path) -> Path:
         """Where a file written in the staging folders will be once the run is committed."""
+        staged = staged.resolve()
         for folder, target in ((self.reports, self.final.reports), (self.results, self.final.results),
                                (self.record, self.final.record)):  # fmt: skip
-            if folder is not None and target is not None and staged.is_relative_to(folder):
-                return target / staged.relative_to(folder)
+            if folder is not None and target is not None and staged.is_relative_to(folder.resolve()):
+                return target.resolve() / staged.relative_to(folder.resolve())
         return staged
 
     def commit(self) -> None:
