@@ -44,6 +44,7 @@ TOKEN_ENV = "GATEKIT_CONTROL_TOKEN"
 MIN_TOKEN = 16  # characters of a control token: a shorter (or an empty one, set by mistake) is refused
 EXIT_OK = 0
 EXIT_UNUSABLE = 2
+MAX_WORKERS = 64
 
 
 def register(subparsers: Subparsers) -> argparse.ArgumentParser:
@@ -57,6 +58,16 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=8080, help="port to listen on; 0 takes a free one (default: 8080)")
     parser.add_argument("--config", type=Path, help="TOML settings: [simulator] and [[merchant]] tables")
     parser.add_argument("--db", default=":memory:", help="SQLite file that keeps the state across restarts")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="N processes serving one port and one store (without --db: a temporary SQLite file); "
+        "one of them does the timed work; a worker that dies is started again",
+    )
+    parser.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)  # a worker of --workers: its socket
+    parser.add_argument("--ready-fd", type=int, help=argparse.SUPPRESS)  # ... and where it says it listens
     parser.add_argument("--latency", type=float, help="seconds before a decision (status says processing until then)")
     parser.add_argument(
         "--max-body",
@@ -120,6 +131,7 @@ def _more_descriptors() -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import socket
     import sqlite3
 
     from toolkit.commands.request_log import RequestLog
@@ -127,9 +139,17 @@ def _serve(args: argparse.Namespace) -> int:
     from toolkit.simulator.settings import SettingsError
 
     _more_descriptors()
+    if not 1 <= args.workers <= MAX_WORKERS:
+        return _unusable(f"--workers {args.workers}: between 1 and {MAX_WORKERS}")
     try:
         settings = _settings(args)
-        server = SimulatorServer(settings, db=args.db, host=args.host, port=args.port, log_level=args.log_level)
+        if args.workers > 1 and args.listen_fd is None:
+            from toolkit.commands.workers import supervise
+
+            return supervise(args, settings)
+        sock = socket.socket(fileno=args.listen_fd) if args.listen_fd is not None else None
+        server = SimulatorServer(settings, db=args.db, host=args.host, port=args.port, log_level=args.log_level,
+                                 sock=sock)  # fmt: skip
     except SettingsError as exc:
         return _unusable(str(exc))
     except sqlite3.Error as exc:
@@ -140,9 +160,14 @@ def _serve(args: argparse.Namespace) -> int:
         server.add_middleware(RequestLog, write=_print_line)
     stop = threading.Event()
     with stop_on_signals(stop), server:
-        describe(server, sys.stdout)
+        if args.ready_fd is not None:  # a worker: the supervisor prints the header once all of them listen
+            os.write(args.ready_fd, b"1")
+            os.close(args.ready_fd)
+        else:
+            describe(server, sys.stdout)
         stop.wait()
-    print(f"stopped: {server.base_url}", flush=True)
+    if args.listen_fd is None:
+        print(f"stopped: {server.base_url}", flush=True)
     return EXIT_OK
 
 
@@ -205,11 +230,21 @@ def _unusable(message: str) -> int:
 
 def describe(server: SimulatorServer, out: TextIO) -> None:
     """The base URL first, then what a client needs to know of each merchant."""
-    settings = server.settings
+    path = server.store.path
+    lines = describe_lines(server.settings, server.host, server.port,
+                           path + (" (in memory: lost at exit)" if path == ":memory:" else ""))  # fmt: skip
+    out.write("\n".join(lines) + "\n")
+    out.flush()
+
+
+def describe_lines(settings: SimulatorSettings, host: str, port: int, database: str) -> list[str]:
+    from toolkit.simulator.server import root_url
+
+    base = f"{root_url(host, port)}/paynet"
     lines = [
-        f"simulator: {server.base_url}",
-        f"openapi: {server.base_url}/openapi.json",
-        f"database: {server.store.path}" + (" (in memory: lost at exit)" if server.store.path == ":memory:" else ""),
+        f"simulator: {base}",
+        f"openapi: {base}/openapi.json",
+        f"database: {database}",
         f"latency: {settings.latency:g} s",
         "checks: "
         + (
@@ -225,8 +260,7 @@ def describe(server: SimulatorServer, out: TextIO) -> None:
     for merchant in settings.merchants:
         lines.extend(_merchant_lines(merchant))
     lines.append("stop: Ctrl-C or SIGTERM")
-    out.write("\n".join(lines) + "\n")
-    out.flush()
+    return lines
 
 
 def _merchant_lines(merchant: Merchant) -> list[str]:

@@ -38,13 +38,14 @@ def build_state(
     state = SimulatorState()
     state.settings = settings = settings or default_settings()
     state.store = store = store or Store()
-    state.clock = clock = clock or SimClock()
+    state.clock = clock = clock or SimClock(shared=store if store.shared else None)
     state.scheduler = scheduler = Scheduler()
     state.engine = engine = build_engine(settings, store, clock, scheduler)
     state.journal = open_journal(store, settings)
     state.pools = Pools()
     faults.install_state(state)
     delivery.install(state, engine)
+    scheduler.on_take_over.append(state.delivery.take_over)  # what another process left sending is due again
     return state
 
 

@@ -2,8 +2,10 @@
 
 - A final status of a transaction with a ``callback_url`` queues one row in ``callbacks`` (a final
   hook: the same DB transaction as the status).  ``params`` are ``Engine.outcome_params``.
-- Due rows are claimed by a tick hook (``state='sending'`` and a claim token kept here) and handed
-  to the pool, so a slow merchant never holds up the scheduler and nothing is sent twice by accident.
+- Due rows are claimed by a tick hook (``state='sending'`` and a claim token in the row: ``claim``, which
+  names the process) and handed to the pool, so a slow merchant never holds up the scheduler and nothing is
+  sent twice by accident.  Only the process that holds the scheduler's lease claims (``Scheduler``); when
+  another process takes the lease over (its holder died), the rows left ``sending`` by others are due again.
 - An attempt is an HTTP GET with the parameters in the query string and ``callback_timeout``.
   Anything but 200, a timeout or a connection error schedules the next try after
   ``callback_retry[n]`` seconds on the simulator's clock (``/_sim/clock/advance`` makes it due at
@@ -69,11 +71,13 @@ class Attempt:
 
 
 class Delivery:
-    """The callback queue of one simulator: engine hooks, the worker pool and the delivery log.
+    """The callback queue of one simulator process: engine hooks, the worker pool and the delivery log.
 
-    ``_claims`` (callback id -> token of the job that owns it) changes only inside store
-    transactions, so a job, a tick and a reset never see it half-way.
+    A claim is the row's ``claim`` column (``<process>:<token>``), written in the tick's transaction: a job,
+    a tick and a reset never see it half-way, whichever process looks.
     """
+
+    WAIT_SLICE = 0.05  # seconds between reads of the attempts when other processes may log them
 
     def __init__(self, engine: Engine, destinations: Destinations, *, workers: int = WORKERS) -> None:
         self.engine = engine
@@ -81,18 +85,24 @@ class Delivery:
         self.workers = workers
         self.destinations = destinations
         self._pool: ThreadPoolExecutor | None = None
-        self._claims: dict[int, str] = {}
         self._changed = threading.Condition()
 
     # --- life -------------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the pool; rows left ``sending`` by a stopped simulator are due again."""
+        """Start the pool (what was left ``sending`` is taken over with the scheduler's lease: ``take_over``)."""
         with self.store.transaction():
-            self._claims.clear()
-            self.store.execute("UPDATE callbacks SET state='pending' WHERE state='sending'")
             self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="gatekit-callback")
         self.engine.wake()
+
+    def take_over(self, process: str) -> int:
+        """This process now holds the scheduler's lease: rows another process left ``sending`` (it stopped, or
+        died) are due again; how many."""
+        with self.store.transaction():
+            return self.store.execute(
+                "UPDATE callbacks SET state='pending', claim='' WHERE state='sending' AND claim NOT LIKE ?",
+                (f"{process}:%",),
+            )
 
     def stop(self) -> None:
         """No new sends; cancel queued ones (they stay ``sending`` until the next start); join the rest."""
@@ -103,8 +113,7 @@ class Delivery:
         self._notify()
 
     def forget(self) -> None:
-        """After a reset (call inside its transaction): jobs on their way record nothing."""
-        self._claims.clear()
+        """After a reset (call inside its transaction): jobs on their way record nothing (their rows are gone)."""
 
     # --- engine hooks ------------------------------------------------------------------------------
 
@@ -142,17 +151,18 @@ class Delivery:
             "SELECT * FROM callbacks WHERE state='pending' AND next_at<=? ORDER BY next_at, id", (now,)
         )
         for row in due:
-            if row["id"] in self._claims:  # a job from a rolled-back tick has not let go yet
+            token = f"{self.engine.process}:{secrets.token_hex(8)}"
+            if not self.store.execute(
+                "UPDATE callbacks SET state='sending', claim=? WHERE id=? AND state='pending'", (token, row["id"])
+            ):
                 continue
             fault = faults.take_callback_fault(self.store)
-            job = Job(row["id"], secrets.token_hex(8), row["url"], loads(row["params"]), fault)
-            self._claims[job.callback_id] = job.token
+            job = Job(row["id"], token, row["url"], loads(row["params"]), fault)
             try:
                 pool.submit(self._deliver, job)
             except RuntimeError:  # the pool is shutting down: leave the row pending
-                del self._claims[job.callback_id]
+                self.store.execute("UPDATE callbacks SET state='pending', claim='' WHERE id=?", (job.callback_id,))
                 return
-            self.store.execute("UPDATE callbacks SET state='sending' WHERE id=?", (job.callback_id,))
 
     def next_due(self) -> float | None:
         row = self.store.one("SELECT MIN(next_at) AS t FROM callbacks WHERE state='pending'")
@@ -177,14 +187,8 @@ class Delivery:
 
     def _owns(self, job: Job) -> bool:
         """True when the claim was committed (the tick's transaction did not roll back) and is still ours."""
-        with self.store.transaction():
-            if self._claims.get(job.callback_id) != job.token:
-                return False
-            row = self.store.one("SELECT state FROM callbacks WHERE id=?", (job.callback_id,))
-            if row is not None and row["state"] == "sending":
-                return True
-            del self._claims[job.callback_id]
-            return False
+        row = self.store.one("SELECT state, claim FROM callbacks WHERE id=?", (job.callback_id,))
+        return row is not None and row["state"] == "sending" and row["claim"] == job.token
 
     def _attempt(self, job: Job) -> Attempt:
         at, started = self.engine.clock.now(), time.monotonic()
@@ -214,12 +218,9 @@ class Delivery:
     def _record(self, job: Job, attempts: list[Attempt]) -> None:
         """Log the attempts; then delivered, the next try on the clock, or failed after the last retry."""
         with self.store.transaction():
-            if self._claims.get(job.callback_id) != job.token:
-                return  # reset meanwhile: the row is gone
-            del self._claims[job.callback_id]
             row = self.store.one("SELECT * FROM callbacks WHERE id=?", (job.callback_id,))
-            if row is None or row["state"] != "sending":
-                return
+            if row is None or row["state"] != "sending" or row["claim"] != job.token:
+                return  # reset meanwhile (the row is gone), or another process took it over
             for attempt in attempts:
                 self.store.insert(
                     "callback_attempts",
@@ -233,7 +234,7 @@ class Delivery:
                 )
             tries = row["attempts"] + 1
             retry = self.engine.settings.callback_retry
-            values: dict[str, Any] = {"attempts": tries}
+            values: dict[str, Any] = {"attempts": tries, "claim": ""}
             if any(attempt.ok for attempt in attempts):
                 values["state"] = "delivered"
             elif tries <= len(retry) and not any(attempt.refused for attempt in attempts):
@@ -246,12 +247,10 @@ class Delivery:
         """After a failure of the simulator itself: due again after the first retry delay (no hot loop)."""
         later = self.engine.clock.now() + (self.engine.settings.callback_retry or (1.0,))[0]
         with self.store.transaction():
-            if self._claims.get(job.callback_id) == job.token:
-                del self._claims[job.callback_id]
-                self.store.execute(
-                    "UPDATE callbacks SET state='pending', next_at=? WHERE id=? AND state='sending'",
-                    (later, job.callback_id),
-                )
+            self.store.execute(
+                "UPDATE callbacks SET state='pending', next_at=?, claim='' WHERE id=? AND state='sending' AND claim=?",
+                (later, job.callback_id, job.token),
+            )
 
     # --- reading and waiting -----------------------------------------------------------------------
 
@@ -302,8 +301,14 @@ class Delivery:
         def reached() -> bool:
             return self.attempt_count(orderid) >= count
 
+        deadline = time.monotonic() + timeout
         with self._changed:
-            self._changed.wait_for(lambda: reached() or self._pool is None, timeout)
+            while not (reached() or self._pool is None):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                # another process may log the attempt (the lease holder): read again after a slice
+                self._changed.wait(min(left, self.WAIT_SLICE) if self.store.shared else left)
             return reached()
 
     def _notify(self) -> None:

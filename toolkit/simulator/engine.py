@@ -8,7 +8,9 @@ Asynchronous like the gateway: a transaction starts ``processing`` and is decide
 
 from __future__ import annotations
 
+import os
 import secrets
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -149,6 +151,10 @@ class Engine:
         self.store = store
         self.clock = clock
         self.wake = wake
+        # this process among those that share the store (``host:pid:token``), and whether it holds the
+        # scheduler's lease (``Scheduler``): only that process runs the tick hooks (callbacks, recurring charges)
+        self.process = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        self.scheduling: Callable[[], bool] = lambda: True
         self.final_hooks: list[FinalHook] = []
         self.tick_hooks: list[Callable[[float], None]] = []
         self.due_providers: list[Callable[[], float | None]] = [self._engine_due]
@@ -493,11 +499,12 @@ class Engine:
         done it yet, what is due is done first (the row is read again)."""
         if not self.is_due(tx):
             return tx
-        self.run_due()
+        self.run_due(hooks=self.scheduling())
         return self.tx(tx["id"])
 
-    def run_due(self) -> None:
-        """Decisions, deadlines, tick hooks (recurring charges, callbacks) and settlements that are due."""
+    def run_due(self, *, hooks: bool = True) -> None:
+        """Decisions, deadlines, tick hooks (recurring charges, callbacks; ``hooks``) and settlements that are
+        due."""
         now = self.clock.now()
         with self.store.transaction():
             for tx in self.store.all(
@@ -505,7 +512,7 @@ class Engine:
                 (now,),
             ):
                 self.decide(tx)
-            for hook in self.tick_hooks:
+            for hook in self.tick_hooks if hooks else ():
                 hook(now)
             self.store.execute(
                 f"UPDATE transactions SET settled=1, settle_at=NULL WHERE settled=0 AND settle_at<=? {_NOT_VOIDED}",

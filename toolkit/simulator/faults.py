@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -78,15 +79,19 @@ class FaultPlan:
         return self
 
 
-# Stores known to hold no active plan: the gateway's operations skip the look-up (a transaction per request).
-# Changed only under the store's lock: by ``take`` when it finds no plan left, by ``add`` before it stores one.
-_quiet: weakref.WeakSet[Store] = weakref.WeakSet()
+# Stores known to hold no active plan (-> when that was seen, monotonic): the gateway's operations skip the
+# look-up (a transaction per request).  Changed only under the store's lock: by ``take`` when it finds no plan
+# left, by ``add`` before it stores one.  A store other processes share may get a plan from them: what this
+# process saw holds for ``SHARED_QUIET`` seconds, and ``add`` returns only after that long (so once the control
+# call that added a plan has answered, every process looks again).
+_quiet: weakref.WeakKeyDictionary[Store, float] = weakref.WeakKeyDictionary()
+SHARED_QUIET = 0.02
 
 
 def add(store: Store, plan: FaultPlan, now: float) -> Row:
     plan.check()
     with store.transaction():
-        _quiet.discard(store)
+        _quiet.pop(store, None)
         fault_id = store.insert(
             "faults",
             {
@@ -99,6 +104,8 @@ def add(store: Store, plan: FaultPlan, now: float) -> Row:
         )
         row = store.one("SELECT * FROM faults WHERE id=?", (fault_id,))
     assert row is not None
+    if store.shared:
+        time.sleep(SHARED_QUIET)  # the other processes' "no plan" grows stale meanwhile
     return row
 
 
@@ -113,14 +120,15 @@ def clear(store: Store) -> int:
 
 def take(store: Store, *targets: str) -> Row | None:
     """Use up one call of the oldest plan for any of ``targets``; the plan as it was, or None."""
-    if store in _quiet:
+    seen = _quiet.get(store)
+    if seen is not None and (not store.shared or time.monotonic() - seen < SHARED_QUIET):
         return None
     marks = ",".join("?" * len(targets))
     with store.transaction():
         row = store.one(f"SELECT * FROM faults WHERE remaining>0 AND target IN ({marks}) ORDER BY id LIMIT 1", targets)
         if row is None:
             if store.one("SELECT 1 AS found FROM faults WHERE remaining>0 LIMIT 1") is None:
-                _quiet.add(store)
+                _quiet[store] = time.monotonic()
             return None
         if row["remaining"] <= 1:
             store.execute("DELETE FROM faults WHERE id=?", (row["id"],))

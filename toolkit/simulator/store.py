@@ -76,16 +76,25 @@ CREATE TABLE IF NOT EXISTS journal (
 CREATE TABLE IF NOT EXISTS callbacks (
     id INTEGER PRIMARY KEY AUTOINCREMENT, orderid INTEGER NOT NULL, login TEXT NOT NULL, url TEXT NOT NULL,
     params TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_at REAL NOT NULL,
-    state TEXT NOT NULL DEFAULT 'pending', created_at REAL NOT NULL);
+    state TEXT NOT NULL DEFAULT 'pending', created_at REAL NOT NULL, claim TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS cb_due ON callbacks(state, next_at);
 CREATE TABLE IF NOT EXISTS callback_attempts (
     id INTEGER PRIMARY KEY AUTOINCREMENT, callback_id INTEGER NOT NULL, at REAL NOT NULL,
     http_status INTEGER, error TEXT NOT NULL DEFAULT '', elapsed REAL NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, until REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS faults (
     id INTEGER PRIMARY KEY AUTOINCREMENT, target TEXT NOT NULL, kind TEXT NOT NULL,
     remaining INTEGER NOT NULL, seconds REAL NOT NULL DEFAULT 0, created_at REAL NOT NULL);
 """
+# Forward migrations of a database file written by an earlier gatekit: (version, what it adds, SQL).  The
+# version reached is kept in ``meta.schema_version``; SCHEMA above is always the latest.
+SCHEMA_VERSION = 2
+MIGRATIONS = (
+    (2, "callbacks.claim (which simulator process is sending a callback)",
+     "ALTER TABLE callbacks ADD COLUMN claim TEXT NOT NULL DEFAULT ''"),
+)  # fmt: skip
+
 # Identifiers start where the public examples live, so they look like the gateway's.
 FIRST_IDS = {"transactions": 8056020, "card_refs": 1679215, "recurring": 700100}
 
@@ -178,6 +187,7 @@ class Store:
             # and a commit waits for no disk flush
             self._db.execute("PRAGMA synchronous=NORMAL")
         self._check_version()
+        self._migrate()
         self._db.executescript(SCHEMA)
         self._seed_sequences()
 
@@ -189,6 +199,69 @@ class Store:
                 f"{self.path} was written by an earlier gatekit (before orders held several transactions); "
                 "delete it or give another --db"
             )
+
+    def _migrate(self) -> None:
+        """An earlier gatekit's file brought to ``SCHEMA_VERSION`` (a new file starts there)."""
+        tables = {row["name"] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "transactions" not in tables:  # a new database: SCHEMA makes it at the latest version
+            self._db.executescript(SCHEMA)
+            self._db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('schema_version', ?)",
+                             (str(SCHEMA_VERSION),))  # fmt: skip
+            return
+        self._db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        row = self._db.execute("SELECT value FROM meta WHERE name='schema_version'").fetchone()
+        version = int(row["value"]) if row else 1
+        for target, _, sql in MIGRATIONS:
+            if version < target:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    self._db.execute(sql)
+                    self._db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('schema_version', ?)",
+                                     (str(target),))  # fmt: skip
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+                version = target
+
+    @property
+    def shared(self) -> bool:
+        """A file other processes may use too (``--workers``, a second simulator on the same ``--db``)."""
+        return not self.in_memory
+
+    # --- the clock offset and leases, for processes that share this store ----------------------------
+
+    def read_offset(self) -> float:
+        row = self.one("SELECT value FROM meta WHERE name='clock_offset'")
+        return float(row["value"]) if row else 0.0
+
+    def set_offset(self, offset: float) -> None:
+        self.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('clock_offset', ?)", (repr(offset),))
+
+    def add_offset(self, seconds: float, check: Callable[[float], None]) -> float:
+        with self.transaction():
+            current = self.read_offset()
+            check(current)
+            self.set_offset(current + seconds)
+            return current + seconds
+
+    def hold_lease(self, name: str, holder: str, now: float, ttl: float, *, replacing: str = "") -> bool:
+        """Take or renew lease ``name`` for ``holder`` until ``now + ttl`` unless another holder's is still valid
+        (``replacing``: a holder known to be gone, whose lease counts as run out)."""
+        with self.transaction():
+            row = self.one("SELECT holder, until FROM leases WHERE name=?", (name,))
+            if row is not None and row["holder"] not in (holder, replacing) and row["until"] > now:
+                return False
+            self.execute(
+                "INSERT OR REPLACE INTO leases (name, holder, until) VALUES (?, ?, ?)", (name, holder, now + ttl)
+            )
+            return True
+
+    def lease_holder(self, name: str) -> Row | None:
+        return self.one("SELECT holder, until FROM leases WHERE name=?", (name,))
+
+    def drop_lease(self, name: str, holder: str) -> None:
+        self.execute("DELETE FROM leases WHERE name=? AND holder=?", (name, holder))
 
     def _seed_sequences(self) -> None:
         with self.transaction():
