@@ -6,11 +6,13 @@ under ``tests/simulator`` they are the simulator on a loopback port and the demo
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping
 
 import pytest
 import requests
 
+from tests.postgres import postgres  # noqa: F401  (the session's cluster, when asked for)
 from toolkit import demo, signing
 from toolkit.callbacks import CallbackReceiver
 from toolkit.client import GatewayClient
@@ -24,10 +26,15 @@ from toolkit.wire import FORM_TYPE, MEDIA_TYPE, encode_form
 Post = Callable[..., requests.Response]
 
 
+STORE = os.environ.get("GATEKIT_TEST_STORE", "memory")  # "postgres": the module's simulator keeps its state there
+
+
 @pytest.fixture(scope="module")
-def server() -> Iterator[SimulatorServer]:
-    """The simulator with the demo merchant and an in-memory store, shared by the tests of a module."""
-    with SimulatorServer() as running:
+def server(request: pytest.FixtureRequest) -> Iterator[SimulatorServer]:
+    """The simulator with the demo merchant and an in-memory store, shared by the tests of a module
+    (``GATEKIT_TEST_STORE=postgres``: a database of a throwaway PostgreSQL cluster instead)."""
+    db = request.getfixturevalue("postgres").new_database() if STORE == "postgres" else ":memory:"
+    with SimulatorServer(db=db) as running:
         yield running
 
 

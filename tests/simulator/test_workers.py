@@ -10,7 +10,9 @@ under load loses no acknowledged order while another process takes the scheduler
 from __future__ import annotations
 
 import os
+import random
 import signal
+import string
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +23,7 @@ import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.postgres import postgres  # noqa: F401  (the session's cluster)
 from tests.simulator.test_ledger import (
     CONCURRENT_STEPS,
     EXAMPLES,
@@ -41,9 +44,18 @@ from toolkit.testdata import payout_fields, preauth_fields, sale_fields
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("workers")]
 
 
-@pytest.fixture(scope="module", params=[2, 4], ids=["2 workers", "4 workers"])
+STORES = [(2, "sqlite"), (4, "sqlite"), (2, "postgres"), (4, "postgres")]
+
+
+def database(request: pytest.FixtureRequest, store: str) -> list[str]:
+    """``--db`` for ``store``: a database of the session's throwaway PostgreSQL cluster, or nothing (SQLite)."""
+    return ["--db", request.getfixturevalue("postgres").new_database()] if store == "postgres" else []
+
+
+@pytest.fixture(scope="module", params=STORES, ids=[f"{n} workers on {store}" for n, store in STORES])
 def workers(request: pytest.FixtureRequest) -> Iterator[Workers]:
-    running = start_workers(request.param, "--latency", str(HOUR))
+    count, store = request.param
+    running = start_workers(count, "--latency", str(HOUR), *database(request, store))
     yield running
     running.stop()
 
@@ -130,7 +142,7 @@ def test_the_clock_and_a_fault_plan_set_through_one_worker_apply_on_every_worker
 
 def test_a_nonce_replayed_on_another_worker_is_refused(workers: Workers) -> None:
     first, second = list(workers.health_by_process(2).values())
-    nonce = f"team-{time.monotonic_ns()}"
+    nonce = "team-" + "".join(random.choices(string.ascii_letters, k=20))  # (no digits: nothing masking could take)
     with GatewayClient(workers.client_config(), session=first, nonce=lambda: nonce) as one:
         assert one.payout(payout_fields()).orderid
     with GatewayClient(workers.client_config(), session=second, nonce=lambda: nonce) as other, \
@@ -159,8 +171,11 @@ def test_every_callback_is_delivered_exactly_once(workers: Workers) -> None:
         assert set(counts.values()) == {1}, counts
 
 
-def test_a_worker_killed_under_load_loses_no_acknowledged_order_and_its_lease_is_taken_over() -> None:
-    running = start_workers(2)
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+def test_a_worker_killed_under_load_loses_no_acknowledged_order_and_its_lease_is_taken_over(
+    request: pytest.FixtureRequest, store: str
+) -> None:
+    running = start_workers(2, *database(request, store))
     try:
         holder = next(name for name, session in running.health_by_process(2).items()
                       if session.get(f"{running.root_url}/_sim/health", timeout=10).json()["scheduler"])  # fmt: skip

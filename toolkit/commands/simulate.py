@@ -57,7 +57,12 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8080, help="port to listen on; 0 takes a free one (default: 8080)")
     parser.add_argument("--config", type=Path, help="TOML settings: [simulator] and [[merchant]] tables")
-    parser.add_argument("--db", default=":memory:", help="SQLite file that keeps the state across restarts")
+    parser.add_argument(
+        "--db",
+        default=":memory:",
+        help="where the state is kept: a SQLite file (survives a restart), or postgresql://USER@HOST:PORT/DB for a "
+        "store that simulators on several machines share (pip install 'gatekit[postgres]')",
+    )
     parser.add_argument(
         "--workers",
         type=int,
@@ -66,8 +71,14 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
         help="N processes serving one port and one store (without --db: a temporary SQLite file); "
         "one of them does the timed work; a worker that dies is started again",
     )
-    parser.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)  # a worker of --workers: its socket
-    parser.add_argument("--ready-fd", type=int, help=argparse.SUPPRESS)  # ... and where it says it listens
+    parser.add_argument(
+        "--reset",
+        action="store_true",
+        help="empty the --db store (every order, callback, fault and the clock) and exit; for a shared "
+        "PostgreSQL store between runs",
+    )
+    # a worker of --workers: it binds the port with SO_REUSEPORT, and says on this descriptor when it listens
+    parser.add_argument("--ready-fd", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--latency", type=float, help="seconds before a decision (status says processing until then)")
     parser.add_argument(
         "--max-body",
@@ -131,29 +142,31 @@ def _more_descriptors() -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import socket
     import sqlite3
 
     from toolkit.commands.request_log import RequestLog
+    from toolkit.simulator.pgstore import without_password
     from toolkit.simulator.server import SimulatorServer
     from toolkit.simulator.settings import SettingsError
+    from toolkit.simulator.store import StoreError
 
+    if args.reset:
+        return _reset(args.db)
     _more_descriptors()
     if not 1 <= args.workers <= MAX_WORKERS:
         return _unusable(f"--workers {args.workers}: between 1 and {MAX_WORKERS}")
     try:
         settings = _settings(args)
-        if args.workers > 1 and args.listen_fd is None:
+        if args.workers > 1 and args.ready_fd is None:
             from toolkit.commands.workers import supervise
 
             return supervise(args, settings)
-        sock = socket.socket(fileno=args.listen_fd) if args.listen_fd is not None else None
         server = SimulatorServer(settings, db=args.db, host=args.host, port=args.port, log_level=args.log_level,
-                                 sock=sock)  # fmt: skip
+                                 reuse_port=args.ready_fd is not None)  # fmt: skip
     except SettingsError as exc:
         return _unusable(str(exc))
-    except sqlite3.Error as exc:
-        return _unusable(f"database {args.db}: {exc}")
+    except (sqlite3.Error, StoreError) as exc:
+        return _unusable(f"database {without_password(args.db)}: {exc}")
     except OSError as exc:
         return _unusable(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
     if not args.quiet:
@@ -166,8 +179,31 @@ def _serve(args: argparse.Namespace) -> int:
         else:
             describe(server, sys.stdout)
         stop.wait()
-    if args.listen_fd is None:
+    if args.ready_fd is None:
         print(f"stopped: {server.base_url}", flush=True)
+    return EXIT_OK
+
+
+def _reset(db: str) -> int:
+    """``--reset``: the store emptied (every table, the ids back to their start, the clock offset)."""
+    import sqlite3
+
+    from toolkit.simulator.pgstore import without_password
+    from toolkit.simulator.store import StoreError, open_store
+
+    if db == ":memory:":
+        return _unusable("--reset empties the store --db names (a SQLite file or postgresql://...)")
+    try:
+        store = open_store(db)
+        try:
+            store.reset()
+            store.execute("DELETE FROM leases")
+            store.execute("DELETE FROM meta WHERE name='clock_offset'")
+        finally:
+            store.close()
+    except (sqlite3.Error, StoreError) as exc:
+        return _unusable(f"database {without_password(db)}: {exc}")
+    print(f"emptied: {without_password(db)}")
     return EXIT_OK
 
 
@@ -230,9 +266,11 @@ def _unusable(message: str) -> int:
 
 def describe(server: SimulatorServer, out: TextIO) -> None:
     """The base URL first, then what a client needs to know of each merchant."""
+    from toolkit.simulator.pgstore import without_password
+
     path = server.store.path
-    lines = describe_lines(server.settings, server.host, server.port,
-                           path + (" (in memory: lost at exit)" if path == ":memory:" else ""))  # fmt: skip
+    shown = without_password(path) + (" (in memory: lost at exit)" if path == ":memory:" else "")
+    lines = describe_lines(server.settings, server.host, server.port, shown)
     out.write("\n".join(lines) + "\n")
     out.flush()
 

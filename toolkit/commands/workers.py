@@ -1,8 +1,9 @@
 """``gatekit simulate --workers N``: N simulator processes serving one port and one store.
 
-The command's own process binds the address, prepares the store (a temporary SQLite file in WAL mode when no
-``--db`` is given) and starts N worker processes (``gatekit simulate --listen-fd FD``) that accept on that
-socket: the kernel hands each new connection to one of them.  Everything that must be one lives in the store
+The command's own process reserves the address (a socket bound with ``SO_REUSEPORT``, never listening),
+prepares the store (a temporary SQLite file in WAL mode when no ``--db`` is given) and starts N worker
+processes that each bind the same port with ``SO_REUSEPORT`` and listen: the kernel spreads new connections
+over them evenly (a worker that dies takes only the connections it had).  Everything that must be one lives in the store
 (orders, ids, the clock offset, fault plans, the callback queue, nonces, pages' sessions), and one worker at a
 time does the timed work (the scheduler's lease: ``toolkit.simulator.scheduler``).  The header (base URL,
 merchants) is printed once, when every worker is ready; each worker prints its own request lines.  A worker
@@ -53,7 +54,7 @@ class Workers:
     def argv(self, ready_fd: int) -> list[str]:
         """A worker's command line: the same settings, the shared socket and store; no header of its own."""
         a = self.args
-        argv = [sys.executable, "-m", "toolkit.cli", "simulate", "--listen-fd", str(self.sock.fileno()),
+        argv = [sys.executable, "-m", "toolkit.cli", "simulate", "--port", str(self.sock.getsockname()[1]),
                 "--ready-fd", str(ready_fd), "--db", self.db, "--host", a.host, "--log-level", a.log_level]  # fmt: skip
         for flag, value in (("--config", a.config), ("--latency", a.latency), ("--max-body", a.max_body),
                             ("--public-url", a.public_url)):  # fmt: skip
@@ -76,8 +77,7 @@ class Workers:
         """Start worker ``index``; returns once it listens (RuntimeError if it does not within READY_TIMEOUT)."""
         read, write = os.pipe()
         try:
-            process = subprocess.Popen(self.argv(write), pass_fds=(self.sock.fileno(), write),
-                                       env=self._environment())  # fmt: skip
+            process = subprocess.Popen(self.argv(write), pass_fds=(write,), env=self._environment())
         finally:
             os.close(write)
         try:
@@ -160,9 +160,9 @@ def temporary_database() -> tuple[str, Path]:
 
 def prepare_store(db: str) -> None:
     """The schema made (or migrated) once, before the workers open the file together."""
-    from toolkit.simulator.store import Store
+    from toolkit.simulator.store import open_store
 
-    Store(db).close()
+    open_store(db).close()
 
 
 def supervise(args: argparse.Namespace, settings: SimulatorSettings) -> int:
@@ -178,15 +178,15 @@ def supervise(args: argparse.Namespace, settings: SimulatorSettings) -> int:
     try:
         try:
             prepare_store(db)
-            sock = bind(args.host, args.port)
-            sock.listen(2048)
+            sock = bind(args.host, args.port, reuse_port=True)  # the port reserved: the workers bind it too
         except OSError as exc:
             print(f"gatekit simulate: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_UNUSABLE
         except Exception as exc:  # sqlite3.Error, StoreError: the database cannot be used
-            print(f"gatekit simulate: database {db}: {exc}", file=sys.stderr)
+            from toolkit.simulator.pgstore import without_password
+
+            print(f"gatekit simulate: database {without_password(db)}: {exc}", file=sys.stderr)
             return EXIT_UNUSABLE
-        sock.set_inheritable(True)
         workers = Workers(args, sock, db)
         stop = threading.Event()
         with stop_on_signals(stop):
@@ -198,7 +198,9 @@ def supervise(args: argparse.Namespace, settings: SimulatorSettings) -> int:
                 return EXIT_UNUSABLE
             port = sock.getsockname()[1]
             note = " (temporary: removed at exit)" if folder is not None else ""
-            lines = describe_lines(settings, args.host, port, f"{db}{note}")
+            from toolkit.simulator.pgstore import without_password
+
+            lines = describe_lines(settings, args.host, port, f"{without_password(db)}{note}")
             lines.insert(1, f"workers: {args.workers} processes (pids {', '.join(map(str, workers.pids))}), one store")
             print("\n".join(lines), flush=True)
             threading.Thread(target=_stop_when, args=(workers.failed, stop), daemon=True).start()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hmac
 import operator
-import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -304,10 +303,8 @@ def _use_nonce(store: Store, login: str, nonce: str, now: float, window: int) ->
     """A nonce may be used once per consumer key inside the timestamp window (behaviour section 8)."""
     with store.transaction():
         store.execute("DELETE FROM nonces WHERE ts<?", (now - 2 * window,))
-        try:
-            store.execute("INSERT INTO nonces (login, nonce, ts) VALUES (?, ?, ?)", (login, nonce, now))
-        except sqlite3.IntegrityError:
-            raise oauth_error(f"oauth_nonce {nonce} already used") from None
+        if not store.count("INSERT OR IGNORE INTO nonces (login, nonce, ts) VALUES (?, ?, ?)", (login, nonce, now)):
+            raise oauth_error(f"oauth_nonce {nonce} already used")
 
 
 __all__ = [

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 import threading
@@ -158,11 +159,15 @@ class Delivery:
                 continue
             fault = faults.take_callback_fault(self.store)
             job = Job(row["id"], token, row["url"], loads(row["params"]), fault)
-            try:
-                pool.submit(self._deliver, job)
-            except RuntimeError:  # the pool is shutting down: leave the row pending
-                self.store.execute("UPDATE callbacks SET state='pending', claim='' WHERE id=?", (job.callback_id,))
-                return
+            # sent once the claim is committed: a job that read the row before would find it still pending
+            self.store.after_commit(functools.partial(self._submit, pool, job))
+
+    def _submit(self, pool: ThreadPoolExecutor, job: Job) -> None:
+        try:
+            pool.submit(self._deliver, job)
+        except RuntimeError:  # the pool is shutting down: the row is due again
+            self.store.execute("UPDATE callbacks SET state='pending', claim='' WHERE id=? AND claim=?",
+                               (job.callback_id, job.token))  # fmt: skip
 
     def next_due(self) -> float | None:
         row = self.store.one("SELECT MIN(next_at) AS t FROM callbacks WHERE state='pending'")

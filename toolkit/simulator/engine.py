@@ -524,7 +524,7 @@ class Engine:
             "SELECT MIN(t) AS t FROM ("
             " SELECT MIN(decide_at) AS t FROM transactions WHERE status='processing' AND decide_at IS NOT NULL"
             " UNION ALL SELECT MIN(deadline_at) FROM transactions WHERE status='processing' AND deadline_at IS NOT NULL"
-            " UNION ALL SELECT MIN(settle_at) FROM transactions WHERE settled=0 AND settle_at IS NOT NULL)"
+            " UNION ALL SELECT MIN(settle_at) FROM transactions WHERE settled=0 AND settle_at IS NOT NULL) AS due"
         )
         return row["t"] if row else None
 

@@ -26,7 +26,7 @@ from toolkit.simulator.destinations import is_loopback
 from toolkit.simulator.journal import Journal
 from toolkit.simulator.quickstart import QuickStart
 from toolkit.simulator.settings import SimulatorSettings, default_settings
-from toolkit.simulator.store import Store
+from toolkit.simulator.store import open_store
 
 if TYPE_CHECKING:  # the client side (requests, the client's configuration) and FastAPI: imported when asked for
     from fastapi import FastAPI
@@ -76,12 +76,18 @@ def _bind_address(host: str, port: int) -> tuple[socket.AddressFamily, tuple[Any
     return family, address
 
 
-def bind(host: str, port: int) -> socket.socket:
-    """A TCP socket bound to ``host:port`` (port 0: a free one), not yet listening; OSError when it cannot be."""
+def bind(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
+    """A TCP socket bound to ``host:port`` (port 0: a free one), not yet listening; OSError when it cannot be.
+
+    ``reuse_port``: other sockets may bind the same port (``SO_REUSEPORT``): the worker processes of
+    ``gatekit simulate --workers`` each listen on one, and the kernel spreads new connections over them evenly.
+    """
     # IPPROTO_TCP explicitly: asyncio then sets TCP_NODELAY on accepted connections (no 40 ms stalls)
     family, address = _bind_address(host, port)
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         sock.bind(address)
     except OSError:
@@ -108,16 +114,17 @@ class SimulatorServer:
         port: int = 0,
         log_level: str = "warning",
         sock: socket.socket | None = None,
+        reuse_port: bool = False,
         **app_options: Any,
     ) -> None:
-        """``sock``: a listening socket to serve instead of binding ``host:port`` (``gatekit simulate --workers``
-        hands every worker process the one it bound)."""
+        """``sock``: a socket to serve instead of binding ``host:port``; ``reuse_port``: bind with ``SO_REUSEPORT``
+        (a worker of ``gatekit simulate --workers``: each binds the port the command reserved)."""
         self.settings = settings or default_settings()
-        self.store = Store(db)
+        self.store = open_store(db)
         self.state = build_state(self.settings, self.store, **app_options)
         self._quick = QuickStart(self.state, self._build_app)
         self.host = host
-        self._socket = sock if sock is not None else bind(host, port)
+        self._socket = sock if sock is not None else bind(host, port, reuse_port=reuse_port)
         self.port = self._socket.getsockname()[1]
         self._ready = threading.Event()
         self._server = _Server(uvicorn_config(self._quick, self.settings, log_level=log_level), self._ready)

@@ -179,6 +179,7 @@ class Store:
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.row_factory = _dict_row
         self._lock = threading.RLock()
+        self._after_commit: list[Callable[[], object]] = []
         self._tables: dict[str, _Columns] = {}
         self._insert_plans: dict[tuple[str, tuple[str, ...], tuple[type, ...]], _InsertPlan] = {}
         if self.path != ":memory:":
@@ -278,12 +279,25 @@ class Store:
                 yield self
                 return
             self._db.execute("BEGIN IMMEDIATE")
+            self._after_commit = []
             try:
                 yield self
             except BaseException:
                 self._db.execute("ROLLBACK")
+                self._after_commit = []
                 raise
             self._db.execute("COMMIT")
+            done, self._after_commit = self._after_commit, []
+        for action in done:
+            action()
+
+    def after_commit(self, action: Callable[[], object]) -> None:
+        """Run ``action`` once the current transaction has committed (never if it rolls back); at once outside one."""
+        with self._lock:
+            if self._db.in_transaction:
+                self._after_commit.append(action)
+                return
+        action()
 
     @property
     def in_memory(self) -> bool:
@@ -301,6 +315,11 @@ class Store:
         with self._lock:
             cursor = self._db.execute(sql, params)
             return cursor.lastrowid if sql.lstrip().upper().startswith("INSERT") else cursor.rowcount  # type: ignore[return-value]
+
+    def count(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> int:
+        """Run a statement; the rows it affected (an ``INSERT OR IGNORE`` that ignored: 0)."""
+        with self._lock:
+            return self._db.execute(sql, params).rowcount
 
     def one(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> Row | None:
         with self._lock:
@@ -442,3 +461,12 @@ def dumps(value: Any) -> str:
 
 def loads(text: str) -> Any:
     return json.loads(text) if text else {}
+
+
+def open_store(db: str | Path = ":memory:") -> Store:
+    """The store ``db`` names: ``postgresql://...`` (``toolkit.simulator.pgstore``), else a SQLite file or memory."""
+    from toolkit.simulator.pgstore import PostgresStore, is_postgres
+
+    if isinstance(db, str) and is_postgres(db):  # the same interface (duck-typed: it is no subclass)
+        return PostgresStore(db)  # type: ignore[return-value]
+    return Store(db)

@@ -1,0 +1,94 @@
+"""A throwaway PostgreSQL cluster for the tests: Debian's server (``initdb``, ``pg_ctl``) in a temporary folder on a
+free loopback port, as the ``postgres`` user when the tests run as root (PostgreSQL refuses root), stopped and
+removed at the end.  ``GATEKIT_POSTGRES=off`` skips the tests that need it, saying so; so does a machine without
+the server (``make test`` installs it with apt when it runs as root).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+OFF = "GATEKIT_POSTGRES"
+
+
+def _binary(name: str) -> str | None:
+    found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
+    return found[-1] if found else shutil.which(name)
+
+
+def skip_reason() -> str | None:
+    if os.environ.get(OFF) == "off":
+        return f"{OFF}=off: the PostgreSQL tests are switched off"
+    if _binary("initdb") is None or _binary("pg_ctl") is None:
+        return "needs Debian's PostgreSQL server (apt-get install postgresql; make test installs it as root)"
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return "needs psycopg: pip install 'gatekit[postgres]'"
+    return None
+
+
+@dataclass
+class Cluster:
+    folder: Path
+    port: int
+    user: str
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://{self.user}@127.0.0.1:{self.port}/{database}"
+
+    def new_database(self) -> str:
+        """A fresh, empty database of this cluster; its URL."""
+        import psycopg
+
+        name = f"gatekit_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        return self.url(name)
+
+
+def _as_postgres() -> dict[str, object]:
+    """Run a command as the ``postgres`` user when this process is root (initdb and postgres refuse root)."""
+    return {"user": "postgres", "group": "postgres"} if os.geteuid() == 0 else {}
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Cluster]:
+    if reason := skip_reason():
+        pytest.skip(reason)
+    folder = Path(tempfile.mkdtemp(prefix="gatekit-pg-"))
+    if os.geteuid() == 0:
+        shutil.chown(folder, "postgres", "postgres")
+    data, port = folder / "data", _free_port()
+    run = {"capture_output": True, "text": True, "check": False, "cwd": folder, **_as_postgres()}
+    init = subprocess.run([str(_binary("initdb")), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync",
+                           "-E", "UTF8", "--locale=C"], timeout=120, **run)  # type: ignore[call-overload]  # fmt: skip
+    assert init.returncode == 0, init.stdout + init.stderr
+    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off " \
+              "-c full_page_writes=off -c max_connections=200"  # fmt: skip
+    started = subprocess.run([str(_binary("pg_ctl")), "-D", str(data), "-o", options, "-l", str(folder / "log"),
+                              "-w", "-t", "60", "start"], timeout=90, **run)  # type: ignore[call-overload]  # fmt: skip
+    assert started.returncode == 0, started.stdout + started.stderr + (folder / "log").read_text(errors="replace")
+    try:
+        yield Cluster(folder, port, "postgres")
+    finally:
+        subprocess.run([str(_binary("pg_ctl")), "-D", str(data), "-m", "immediate", "-w", "stop"], timeout=60,
+                       **run)  # type: ignore[call-overload]  # fmt: skip
+        shutil.rmtree(folder, ignore_errors=True)
