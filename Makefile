@@ -12,7 +12,7 @@ PIP_FLAGS := --disable-pip-version-check --no-input -q
 # rewritten test modules in every process that the tests start (seconds each, minutes over `make test`).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install test lint typecheck unit certify bench fuzz clean lab screenshots report-screenshots notebook-screenshots
+.PHONY: install test lint typecheck unit certify bench fuzz clean lab screenshots report-screenshots notebook-screenshots test-postgres
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,16 @@ $(BROWSER_STAMP): | $(STAMP)
 	else echo "Chromium is needed: apt-get install chromium chromium-driver (or GATEKIT_BROWSER=off)"; exit 1; fi
 	@touch $(BROWSER_STAMP)
 
+# Debian's PostgreSQL server for the team-simulator tests (a throwaway cluster per run; GATEKIT_POSTGRES=off skips them).
+POSTGRES_STAMP := $(VENV)/.postgresql
+$(POSTGRES_STAMP): | $(STAMP)
+	@if [ "$$GATEKIT_POSTGRES" = off ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "Installing PostgreSQL from Debian (apt-get) for the team-simulator tests; GATEKIT_POSTGRES=off skips them"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	else echo "PostgreSQL is needed: apt-get install postgresql (or GATEKIT_POSTGRES=off)"; exit 1; fi
+	@touch $(POSTGRES_STAMP)
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -38,8 +48,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-unit: $(STAMP) $(BROWSER_STAMP)
+unit: $(STAMP) $(BROWSER_STAMP) $(POSTGRES_STAMP)
 	$(VENV)/bin/pytest -q -n 2 --dist loadgroup
+	@# a short pass of the gateway API with its state in PostgreSQL (make test-postgres runs every simulator test)
+	GATEKIT_TEST_STORE=postgres $(VENV)/bin/pytest -q -n 2 tests/simulator/test_api_payments.py tests/simulator/test_api_followups.py
+
+# Every simulator test with the simulator's state in a throwaway PostgreSQL cluster (about 90 s on 2 cores).
+test-postgres: $(STAMP) $(POSTGRES_STAMP)
+	GATEKIT_TEST_STORE=postgres $(VENV)/bin/pytest -q -n 2 tests/simulator
 
 test: lint typecheck unit
 
@@ -81,7 +97,7 @@ $(WRK_STAMP): | $(STAMP)
 	else echo "wrk is needed: apt-get install wrk"; exit 1; fi
 	@touch $(WRK_STAMP)
 
-bench: $(STAMP) $(WRK_STAMP)
+bench: $(STAMP) $(WRK_STAMP) $(POSTGRES_STAMP)
 	$(PY) benchmarks/bench_signing.py
 	$(PY) benchmarks/bench_simulator.py
 	$(PY) benchmarks/bench_client.py
@@ -92,6 +108,7 @@ bench: $(STAMP) $(WRK_STAMP)
 	$(PY) benchmarks/bench_abuse.py
 	$(PY) benchmarks/bench_startup.py
 	$(PY) benchmarks/bench_suite.py
+	cd benchmarks && ../$(PY) bench_team.py
 
 # The fuzz suite at length: schemathesis over /paynet/openapi.json, signed; the control API (/_sim/) with
 # hypothesis; random sequences of follow-ups against the ledger (make test runs a short pass of each).

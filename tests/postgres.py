@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,26 +70,38 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[Cluster]:
-    if reason := skip_reason():
-        pytest.skip(reason)
+@contextmanager
+def cluster() -> Iterator[Cluster]:
+    """A throwaway cluster (initdb in a temporary folder, a free port), stopped and removed at the end."""
     folder = Path(tempfile.mkdtemp(prefix="gatekit-pg-"))
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres", "postgres")
     data, port = folder / "data", _free_port()
     run = {"capture_output": True, "text": True, "check": False, "cwd": folder, **_as_postgres()}
-    init = subprocess.run([str(_binary("initdb")), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync",
-                           "-E", "UTF8", "--locale=C"], timeout=120, **run)  # type: ignore[call-overload]  # fmt: skip
-    assert init.returncode == 0, init.stdout + init.stderr
-    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off " \
-              "-c full_page_writes=off -c max_connections=200"  # fmt: skip
-    started = subprocess.run([str(_binary("pg_ctl")), "-D", str(data), "-o", options, "-l", str(folder / "log"),
-                              "-w", "-t", "60", "start"], timeout=90, **run)  # type: ignore[call-overload]  # fmt: skip
-    assert started.returncode == 0, started.stdout + started.stderr + (folder / "log").read_text(errors="replace")
     try:
-        yield Cluster(folder, port, "postgres")
+        init = subprocess.run([str(_binary("initdb")), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync",
+                               "-E", "UTF8", "--locale=C"], timeout=120, **run)  # type: ignore[call-overload]  # fmt: skip
+        if init.returncode != 0:
+            raise RuntimeError(f"initdb failed: {init.stdout}{init.stderr}")
+        options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off " \
+                  "-c full_page_writes=off -c max_connections=200"  # fmt: skip
+        started = subprocess.run([str(_binary("pg_ctl")), "-D", str(data), "-o", options, "-l", str(folder / "log"),
+                                  "-w", "-t", "60", "start"], timeout=90, **run)  # type: ignore[call-overload]  # fmt: skip
+        if started.returncode != 0:
+            raise RuntimeError(f"pg_ctl start failed: {started.stdout}{started.stderr}"
+                               f"{(folder / 'log').read_text(errors='replace')}")  # fmt: skip
+        try:
+            yield Cluster(folder, port, "postgres")
+        finally:
+            subprocess.run([str(_binary("pg_ctl")), "-D", str(data), "-m", "immediate", "-w", "stop"], timeout=60,
+                           **run)  # type: ignore[call-overload]  # fmt: skip
     finally:
-        subprocess.run([str(_binary("pg_ctl")), "-D", str(data), "-m", "immediate", "-w", "stop"], timeout=60,
-                       **run)  # type: ignore[call-overload]  # fmt: skip
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Cluster]:
+    if reason := skip_reason():
+        pytest.skip(reason)
+    with cluster() as running:
+        yield running

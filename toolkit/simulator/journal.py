@@ -172,8 +172,65 @@ def _decoded(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, "fields": loads(row["fields"]), "warnings": loads(row["warnings"])}
 
 
+class BatchedJournal(SqliteJournal):
+    """The store's journal when other processes share the store: entries written by a background thread, up to
+    ``FLUSH_EVERY`` seconds after their request, many in one write transaction (one transaction per request
+    would make the processes take turns at the store's write lock twice per request).  ``entries`` writes this
+    process's own queue first; the other processes' lines show within ``FLUSH_EVERY`` seconds."""
+
+    FLUSH_EVERY = 0.02
+    MAX_QUEUED = 10_000  # beyond this (a store that cannot keep up), the oldest queued lines are dropped
+
+    def __init__(self, store: Store, size: int, retention: float) -> None:
+        super().__init__(store, size, retention)
+        self._queue: collections.deque[dict[str, Any]] = collections.deque(maxlen=self.MAX_QUEUED)
+        self._flushing = threading.Lock()
+        self._wake = threading.Event()
+        threading.Thread(target=self._run, name="gatekit-journal", daemon=True).start()
+
+    def record(self, entry: dict[str, Any]) -> None:
+        self._queue.append(entry)
+        self._wake.set()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            threading.Event().wait(self.FLUSH_EVERY)  # gather what comes meanwhile into one transaction
+            try:
+                self.flush()
+            except Exception:  # a store closed at exit, or one that failed: the lines are lost, not the process
+                self._queue.clear()
+
+    def flush(self) -> None:
+        with self._flushing:
+            batch = []
+            while self._queue:
+                batch.append(self._queue.popleft())
+            if not batch:
+                return
+            with self.store.transaction():
+                for entry in batch:
+                    row = {**entry, "fields": dumps(entry["fields"]), "warnings": dumps(entry["warnings"])}
+                    self.store.insert("journal", row)
+                    self._inserts += 1
+                    if self._inserts % PRUNE_EVERY == 0 or entry["at"] - self._pruned_at > min(60.0, self._retention):
+                        self._prune(entry["at"])
+
+    def entries(self, *, login: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
+        self.flush()
+        return super().entries(login=login, limit=limit)
+
+    def clear(self) -> None:
+        self._queue.clear()
+        super().clear()
+
+
 def open_journal(store: Store, settings: SimulatorSettings) -> Journal:
-    """In memory for an in-memory store, in SQLite for a file (``--db``)."""
+    """In memory for an in-memory store, in the store for a file (``--db``) or PostgreSQL, written in batches when
+    other processes may share it."""
     if store.path == ":memory:":
         return MemoryJournal(settings.journal_size)
+    if store.shared:
+        return BatchedJournal(store, settings.journal_size, settings.journal_retention)
     return SqliteJournal(store, settings.journal_size, settings.journal_retention)

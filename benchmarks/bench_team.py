@@ -1,0 +1,136 @@
+"""The team simulator under load: sales per second and status p99 at 64 connections, ``gatekit simulate`` with 1
+and 2 worker processes on SQLite and 2 on PostgreSQL, in one run (issue 21).
+
+    .venv/bin/python benchmarks/bench_team.py [--seconds 5] [--repeat 3]
+
+Each simulator is started as users start it (``gatekit simulate --quiet --port 0 --workers N --db ...``: a
+SQLite file in a temporary folder, or a database of a throwaway PostgreSQL cluster). Load: ``wrk`` pinned to
+one core with ``taskset`` as in ``bench_http.py`` (bodies signed beforehand: one new client_orderid per sale,
+then status requests for those orders); the simulator's processes are not pinned (two workers need both
+cores: wrk shares them).  The configurations run in turn, ``--repeat`` times (interleaved), and every
+repetition is printed with the median.  The goal: 2 workers on SQLite at least 1.7x the sales/s of one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+from contextlib import ExitStack
+from pathlib import Path
+
+from bench_http import Run, wrk
+from benchservers import presigned
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tests.postgres import cluster, skip_reason  # noqa: E402  (the throwaway cluster the tests use)
+
+CONNECTIONS = 64
+GOAL = 1.7
+
+
+class Simulate:
+    """``gatekit simulate`` as a subprocess; ``port`` and ``cpu_seconds`` (all its processes, from /proc)."""
+
+    def __init__(self, *args: str) -> None:
+        command = [str(ROOT / ".venv" / "bin" / "gatekit"), "simulate", "--quiet", "--port", "0", *args]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, args=(lines,), daemon=True).start()
+        header = []
+        while not header or not header[-1].startswith("stop: "):
+            line = lines.get(timeout=60)
+            if not line:
+                raise SystemExit(f"gatekit simulate {' '.join(args)} did not start: {header} {self.process.stderr}")
+            header.append(line.rstrip("\n"))
+        self.port = int(header[0].rsplit(":", 1)[1].split("/", 1)[0])
+        workers = next((line for line in header if line.startswith("workers: ")), "")
+        pids = workers.split("(pids ", 1)[1].split(")", 1)[0].split(", ") if workers else [str(self.process.pid)]
+        self.pids = [int(pid) for pid in pids]
+
+    def _read(self, lines: queue.Queue[str]) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            lines.put(line)
+            if line.startswith("stop: "):
+                return
+        lines.put("")
+
+    @property
+    def cpu_seconds(self) -> float:
+        total = 0.0
+        for pid in self.pids:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return total
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.communicate(timeout=60)
+
+
+def measure(simulator: Simulate, seconds: float, run_name: str) -> tuple[Run, Run]:
+    sales, statuses = presigned(run_name, max(20_000, int(4000 * seconds)))
+    sold = wrk(simulator, "sale", sales, CONNECTIONS, seconds, _wrk_core())  # type: ignore[arg-type]
+    done = max(1, int(sold.rate * seconds))
+    status = wrk(simulator, "status", statuses[:done], CONNECTIONS, seconds, _wrk_core())  # type: ignore[arg-type]
+    return sold, status
+
+
+def _wrk_core() -> int | None:
+    return (os.cpu_count() or 1) - 1 if (os.cpu_count() or 1) > 1 else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--seconds", type=float, default=5.0, help="length of each wrk run")
+    parser.add_argument("--repeat", type=int, default=3, help="repetitions of every configuration (interleaved)")
+    args = parser.parse_args()
+    if not shutil.which("wrk"):
+        sys.exit("bench_team.py needs wrk (apt-get install wrk)")
+    results: dict[str, list[tuple[Run, Run]]] = {}
+    with ExitStack() as stack:
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gatekit-team-")))
+        pg = None if skip_reason() else stack.enter_context(cluster())
+        for repetition in range(args.repeat):
+            configs: list[tuple[str, list[str]]] = [
+                ("1 worker, SQLite", ["--db", str(folder / f"one-{repetition}.db")]),
+                ("2 workers, SQLite", ["--workers", "2", "--db", str(folder / f"two-{repetition}.db")]),
+            ]
+            if pg is not None:
+                configs.append(("2 workers, PostgreSQL", ["--workers", "2", "--db", pg.new_database()]))
+            for name, options in configs:
+                simulator = Simulate(*options)
+                try:
+                    run_name = f"team-{os.getpid()}-{repetition}-{len(results.get(name, []))}"
+                    results.setdefault(name, []).append(measure(simulator, args.seconds, run_name))
+                finally:
+                    simulator.stop()
+                sold, status = results[name][-1]
+                print(f"run {repetition + 1} {name:24} sales/s {sold.rate:8.0f} (p99 {sold.p99:6.1f} ms, server cpu "
+                      f"{sold.cpu:.2f} ms/sale, errors {sold.errors})   status/s {status.rate:8.0f}  status p99 "
+                      f"{status.p99:6.1f} ms", flush=True)  # fmt: skip
+    print(f"\n{CONNECTIONS} connections, {args.seconds:g} s per wrk run, median of {args.repeat}:")
+    medians = {}
+    for name, runs in results.items():
+        sales = statistics.median(sold.rate for sold, _ in runs)
+        p99 = statistics.median(status.p99 for _, status in runs)
+        medians[name] = sales
+        print(f"  {name:24} sales/s {sales:8.0f}   status p99 {p99:6.1f} ms   "
+              f"(sales/s runs: {', '.join(f'{sold.rate:.0f}' for sold, _ in runs)})")  # fmt: skip
+    ratio = medians["2 workers, SQLite"] / medians["1 worker, SQLite"]
+    verdict = "PASS" if ratio >= GOAL else "NOT MET"
+    print(f"2 workers / 1 worker on SQLite: {ratio:.2f}x sales/s (goal >= {GOAL}x): {verdict}")
+    if pg is None:
+        print(f"PostgreSQL not measured: {skip_reason()}")
+
+
+if __name__ == "__main__":
+    main()
