@@ -69,7 +69,8 @@ def first_sees_processing(merchant: Merchant, order: Order, target: GatewayTarge
     """A gateway decides later than it answers (behaviour 3): the first status says ``processing``, and the
     merchant waits on.  Against a simulator that decides at once (latency 0) there is nothing to see."""
     if target.is_simulator and not target.latency:
-        pytest.skip("the embedded simulator decides at once (latency 0): set [simulator] latency in the profile")
+        how = "set [simulator] latency in the profile" if target.server else "start gatekit simulate with --latency"
+        pytest.skip(f"the simulator decides at once (latency 0): {how}")
     first = merchant.order_status(order)
     if not target.is_simulator and first.is_final:  # a gateway may decide before the first poll: nothing to see
         pytest.skip(f"the gateway decided {order} before the first status ({first.status.value}): no processing")

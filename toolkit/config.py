@@ -92,6 +92,7 @@ class GatewayConfig:
     timeout: float = 30.0
     poll: PollSchedule = SIMULATOR_POLL
     user_agent: str = "gatekit"
+    simulator: bool = False  # the gateway is a gatekit simulator: its control API answers at the base URL's root
     _private_key_pem: bytes | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -142,6 +143,7 @@ def simulator_config(base_url: str = demo.BASE_URL) -> GatewayConfig:
         endpoint_group_id=demo.ENDPOINT_GROUP_ID,
         profile="simulator",
         poll=SIMULATOR_POLL,
+        simulator=True,
         _private_key_pem=demo.private_key_pem(),
     )
 

@@ -13,10 +13,14 @@ import os
 import random
 import signal
 import string
+import subprocess
+import sys
 import threading
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 import requests
@@ -220,3 +224,25 @@ def test_a_worker_killed_under_load_loses_no_acknowledged_order_and_its_lease_is
     finally:
         output = running.stop()
     assert f"(pid {holder.split(':')[1]}) ended (killed by signal 9); started again" in output, output
+
+
+@pytest.mark.parametrize("store", ["postgres"])
+def test_the_certification_suite_passes_against_two_workers(
+    request: pytest.FixtureRequest, store: str, tmp_path: Path
+) -> None:
+    """``gatekit certify`` with a profile based on the simulator that points at the team's simulator: every
+    scenario runs, the @simulator ones through its control API (the clock, faults, forced statuses)."""
+    running = start_workers(2, "--latency", "0.1", *database(request, store))
+    try:
+        (tmp_path / "gatekit.toml").write_text(
+            f'[profiles.team]\nbase = "simulator"\nbase_url = "{running.base_url}"\n'
+        )
+        env = {name: value for name, value in os.environ.items() if not name.startswith(("GATEWAY_", "GATEKIT_"))}
+        command = [sys.executable, "-m", "toolkit.cli", "certify", "--profile", "team", "--no-html"]
+        done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
+    finally:
+        running.stop()
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    junit = ET.parse(tmp_path / "reports" / "junit.xml").getroot().find("testsuite")
+    assert junit is not None and int(junit.get("tests", "0")) >= 80
+    assert (junit.get("failures"), junit.get("errors"), junit.get("skipped")) == ("0", "0", "0"), done.stdout[-3000:]

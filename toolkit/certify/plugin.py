@@ -228,12 +228,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(pytest.mark.skip(reason=reason))
     if not any(item.get_closest_marker("simulator") or item.get_closest_marker("callbacks") for item in items):
         return
-    from toolkit.certify.target import embeds_simulator, no_callbacks_reason
+    from toolkit.certify.target import has_control_api, no_callbacks_reason
 
     base = load_profile(config)
     no_callbacks = no_callbacks_reason(base)
     for item in items:
-        if item.get_closest_marker("simulator") and not embeds_simulator(base):
+        if item.get_closest_marker("simulator") and not has_control_api(base):
             reason = f"needs the simulator's control API; profile {base.profile} is a sandbox"
             item.add_marker(pytest.mark.skip(reason=reason))
         if item.get_closest_marker("callbacks") and no_callbacks:

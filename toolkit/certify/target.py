@@ -34,10 +34,22 @@ def embeds_simulator(config: GatewayConfig) -> bool:
     return config.base_url == demo.BASE_URL
 
 
+def has_control_api(config: GatewayConfig) -> bool:
+    """A simulator the suite can steer: the embedded one, or one that runs elsewhere (a team's ``gatekit simulate``:
+    a profile based on ``simulator`` with its own ``base_url``), whose control API answers at the URL's root."""
+    return config.simulator
+
+
+def outside_simulator(config: GatewayConfig) -> bool:
+    return config.simulator and not embeds_simulator(config)
+
+
 def no_callbacks_reason(config: GatewayConfig) -> str | None:
     """Why callbacks cannot arrive from this profile's gateway, or None when they can."""
     if embeds_simulator(config) or config.callback_url:
         return None
+    if outside_simulator(config) and _on_this_machine(config.base_url):
+        return None  # (a simulator calls back loopback addresses: the receiver listens there)
     return (
         f"profile {config.profile} sets no callback_url: the gateway cannot reach this machine's "
         "callback receiver (set callback_url / GATEWAY_CALLBACK_URL and GATEKIT_CALLBACK_PORT)"
@@ -53,6 +65,7 @@ class GatewayTarget:
     receiver: CallbackReceiver
     server: SimulatorServer | None = None
     _control: SimulatorControl | None = field(default=None, repr=False)
+    outside_latency: float | None = None  # an outside simulator's latency (its /_sim/health), None for others
     payer_settings: PayerSettings | None = field(default=None, repr=False)
 
     @property
@@ -72,19 +85,24 @@ class GatewayTarget:
 
     @property
     def latency(self) -> float:
-        """Seconds the embedded simulator takes to decide (0 on a sandbox: not ours to know)."""
-        return self.server.settings.latency if self.server is not None else 0.0
+        """Seconds the simulator takes to decide (0 on a sandbox: not ours to know)."""
+        if self.server is not None:
+            return self.server.settings.latency
+        return self.outside_latency or 0.0
 
     @property
     def is_simulator(self) -> bool:
-        return self.server is not None
+        """The gateway is a gatekit simulator (embedded, or a team's elsewhere): its control API can steer it."""
+        return self.server is not None or self._control is not None
 
     @property
     def control(self) -> SimulatorControl:
         """The simulator's control API; only ``@simulator`` scenarios use it (they are skipped on a sandbox)."""
-        if self.server is None:
-            raise RuntimeError(f"profile {self.profile} is not the simulator: it has no control API (tag @simulator)")
         if self._control is None:
+            if self.server is None:
+                raise RuntimeError(
+                    f"profile {self.profile} is not the simulator: it has no control API (tag @simulator)"
+                )
             self._control = self.server.control()
         return self._control
 
@@ -116,15 +134,48 @@ def start_target(profile: str | None, *, config_file: Path | None = None, lenien
 
     base = load_config(profile, file=config_file)
     server = None
+    control, latency = None, None
     if embeds_simulator(base):
         server = SimulatorServer(embedded_settings(profile, config_file=config_file, lenient=lenient)).start()
         config = base.with_overrides(base_url=server.base_url)
     else:
         config = base
+        if outside_simulator(base):
+            control, latency = outside_control(base)
     port = int(os.environ.get("GATEKIT_CALLBACK_PORT", "0")) if server is None else 0
     payer = load_payer_settings(profile, config_file=config_file)
     receiver = CallbackReceiver(config.control_key, port=port).start()
-    return GatewayTarget(profile=base.profile, config=config, receiver=receiver, server=server, payer_settings=payer)
+    return GatewayTarget(profile=base.profile, config=config, receiver=receiver, server=server, payer_settings=payer,
+                         _control=control, outside_latency=latency)  # fmt: skip
+
+
+def outside_control(config: GatewayConfig) -> tuple[SimulatorControl, float]:
+    """The control API of a simulator that runs elsewhere (``GATEKIT_CONTROL_TOKEN`` when it asks for one), and its
+    latency; ConfigError in one line when it does not answer."""
+    from toolkit.config import ConfigError
+    from toolkit.simcontrol import SimulatorControl, SimulatorControlError
+
+    root = config.base_url.removesuffix("/paynet")
+    control = SimulatorControl(root, token=os.environ.get("GATEKIT_CONTROL_TOKEN") or None)
+    try:
+        health = control.health()
+    except (SimulatorControlError, OSError) as exc:
+        control.close()
+        raise ConfigError(f"profile {config.profile}: the simulator at {root} does not answer its control API "
+                          f"({exc}); start it, or set GATEKIT_CONTROL_TOKEN if it asks for one") from None  # fmt: skip
+    except Exception as exc:  # requests' errors (no answer at all)
+        control.close()
+        raise ConfigError(f"profile {config.profile}: the simulator at {root} does not answer ({type(exc).__name__})"
+                          ) from None  # fmt: skip
+    return control, float(health.get("latency", 0.0) or 0.0)
+
+
+def _on_this_machine(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    from toolkit.simulator.destinations import is_loopback
+
+    return is_loopback(urlsplit(url).hostname or "")
 
 
 def load_payer_settings(profile: str | None, *, config_file: Path | None = None) -> PayerSettings:
@@ -171,6 +222,8 @@ def target_note(profile: str | None, *, config_file: Path | None = None) -> str:
 
     config = load_config(profile, file=config_file)
     load_payer_settings(profile, config_file=config_file)  # (a profile whose payer settings are wrong stops here)
+    if outside_simulator(config):
+        return f"gatekit simulator at {config.base_url} (its control API steers the @simulator scenarios)"
     if not embeds_simulator(config):
         return f"gateway {config.base_url}"
     latency = embedded_settings(profile, config_file=config_file).latency

@@ -213,6 +213,7 @@ def health(engine: Engine) -> dict[str, Any]:
         "transactions": count("SELECT COUNT(*) AS n FROM transactions"),
         "callbacks_pending": count("SELECT COUNT(*) AS n FROM callbacks WHERE state IN ('pending', 'sending')"),
         "faults": count("SELECT COUNT(*) AS n FROM faults WHERE remaining>0"),
+        "latency": engine.settings.latency,
         "process": engine.process,  # which process answered (gatekit simulate --workers: one of several)
         "scheduler": engine.scheduling(),  # whether it holds the scheduler's lease (does the timed work)
     }
