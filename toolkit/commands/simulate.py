@@ -32,7 +32,7 @@ from toolkit.commands.common import Subparsers, stop_on_signals
 
 if TYPE_CHECKING:  # the simulator (FastAPI, uvicorn) is imported when the command runs, not when the CLI starts
     from toolkit.simulator.server import SimulatorServer
-    from toolkit.simulator.settings import Merchant, SimulatorSettings
+    from toolkit.simulator.settings import SimulatorSettings
 
 NAME = "simulate"
 DESCRIPTION = (
@@ -189,7 +189,8 @@ def _reset(db: str) -> int:
     import sqlite3
 
     from toolkit.simulator.pgstore import without_password
-    from toolkit.simulator.store import StoreError, open_store
+    from toolkit.simulator.store import StoreError
+    from toolkit.simulator.stores import open_store
 
     if db == ":memory:":
         return _unusable("--reset empties the store --db names (a SQLite file or postgresql://...)")
@@ -270,53 +271,8 @@ def describe(server: SimulatorServer, out: TextIO) -> None:
 
     path = server.store.path
     shown = without_password(path) + (" (in memory: lost at exit)" if path == ":memory:" else "")
+    from toolkit.commands.simheader import describe_lines
+
     lines = describe_lines(server.settings, server.host, server.port, shown)
     out.write("\n".join(lines) + "\n")
     out.flush()
-
-
-def describe_lines(settings: SimulatorSettings, host: str, port: int, database: str) -> list[str]:
-    from toolkit.simulator.server import root_url
-
-    base = f"{root_url(host, port)}/paynet"
-    lines = [
-        f"simulator: {base}",
-        f"openapi: {base}/openapi.json",
-        f"database: {database}",
-        f"latency: {settings.latency:g} s",
-        "checks: "
-        + (
-            "lenient (forgives what the production gateway refuses; the journal warns)"
-            if settings.lenient
-            else "strict, as the production gateway (--lenient forgives, with journal warnings)"
-        ),
-        f"limits: bodies up to {settings.max_body_bytes} bytes, {settings.request_timeout:g} s to send a request",
-        "control API: " + ("/_sim/ with the control token" if settings.control_token else "/_sim/ (loopback only)"),
-    ]
-    if settings.public_url:
-        lines.insert(1, f"public url: {settings.public_url}")
-    for merchant in settings.merchants:
-        lines.extend(_merchant_lines(merchant))
-    lines.append("stop: Ctrl-C or SIGTERM")
-    return lines
-
-
-def _merchant_lines(merchant: Merchant) -> list[str]:
-    from toolkit import demo
-
-    is_demo = merchant.login == demo.LOGIN and merchant.control_key.reveal() == demo.CONTROL_KEY
-    lines = [
-        f"merchant: {merchant.login}" + (" (the documented demo merchant; never for production)" if is_demo else ""),
-        f"  login: {merchant.login}",
-        f"  endpoint ids: {', '.join(merchant.endpoint_ids)}",
-        f"  endpoint group ids: {', '.join(merchant.endpoint_group_ids) or '-'}",
-        f"  payout balance: {merchant.payout_balance} {merchant.currency}",
-    ]
-    if merchant.lenient is not None:
-        lines.append(f"  checks: {'lenient' if merchant.lenient else 'strict'} (this merchant's own setting)")
-    if is_demo:  # the one control key that may be printed: it is published in toolkit/demo.py
-        lines.append(f"  control key: {merchant.control_key.reveal()}")
-        lines.append("  rsa key pair: toolkit/data/demo-private-pkcs8.pem, toolkit/data/demo-public.pem")
-    else:
-        lines.append("  control key: as in the settings file (not printed)")
-    return lines

@@ -35,6 +35,7 @@ READY_TIMEOUT = 60.0  # seconds every worker has to listen
 RESTARTS = 5  # a worker that dies this many times within RESTART_WINDOW seconds is not started again
 RESTART_WINDOW = 30.0
 STOP_GRACE = 10.0
+EXIT_OK, EXIT_UNUSABLE = 0, 2  # as gatekit simulate's
 
 
 class Workers:
@@ -160,7 +161,7 @@ def temporary_database() -> tuple[str, Path]:
 
 def prepare_store(db: str) -> None:
     """The schema made (or migrated) once, before the workers open the file together."""
-    from toolkit.simulator.store import open_store
+    from toolkit.simulator.stores import open_store
 
     open_store(db).close()
 
@@ -168,7 +169,7 @@ def prepare_store(db: str) -> None:
 def supervise(args: argparse.Namespace, settings: SimulatorSettings) -> int:
     """Run ``args.workers`` worker processes until Ctrl-C or SIGTERM; the exit status."""
     from toolkit.commands.common import stop_on_signals
-    from toolkit.commands.simulate import EXIT_OK, EXIT_UNUSABLE, describe_lines
+    from toolkit.commands.simheader import describe_lines
     from toolkit.simulator.server import bind
 
     folder = None

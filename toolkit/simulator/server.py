@@ -26,7 +26,7 @@ from toolkit.simulator.destinations import is_loopback
 from toolkit.simulator.journal import Journal
 from toolkit.simulator.quickstart import QuickStart
 from toolkit.simulator.settings import SimulatorSettings, default_settings
-from toolkit.simulator.store import open_store
+from toolkit.simulator.stores import open_store
 
 if TYPE_CHECKING:  # the client side (requests, the client's configuration) and FastAPI: imported when asked for
     from fastapi import FastAPI

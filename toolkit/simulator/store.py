@@ -479,12 +479,3 @@ def dumps(value: Any) -> str:
 
 def loads(text: str) -> Any:
     return json.loads(text) if text else {}
-
-
-def open_store(db: str | Path = ":memory:") -> Store:
-    """The store ``db`` names: ``postgresql://...`` (``toolkit.simulator.pgstore``), else a SQLite file or memory."""
-    from toolkit.simulator.pgstore import PostgresStore, is_postgres
-
-    if isinstance(db, str) and is_postgres(db):  # the same interface (duck-typed: it is no subclass)
-        return PostgresStore(db)  # type: ignore[return-value]
-    return Store(db)
