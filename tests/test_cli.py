@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import json
 import os
 import re
@@ -12,6 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,7 +29,7 @@ from toolkit import cli, demo
 from toolkit.client import GatewayClient
 from toolkit.commands import call as call_command
 from toolkit.commands.common import stop_on_signals
-from toolkit.commands.request_log import RequestLog
+from toolkit.commands.request_log import LineWriter, RequestLog
 from toolkit.config import simulator_config
 from toolkit.keys import load_public_key
 from toolkit.masking import mask_base_string
@@ -579,12 +581,14 @@ def test_sign_control_is_reproducible_with_the_merchants_key(capsys):
 
 def test_simulate_logs_one_masked_line_per_request():
     lines: list[str] = []
+    writer = LineWriter(write=lines.append)  # (its own thread writes the lines: flush() waits for them)
     server = SimulatorServer()
-    server.app.add_middleware(RequestLog, write=lines.append)
+    server.app.add_middleware(RequestLog, writer=writer)
     with server, GatewayClient(server.client_config()) as client:
         ack = client.sale(SALE)
         requests.post(f"{server.base_url}/api/v2/sale/{PAN}", data={"cvv2": CVV}, timeout=10)  # legacy answer
         requests.get(f"{server.root_url}/_sim/journal", timeout=10)
+    writer.flush()
     pattern = r"\d\d:\d\d:\d\d\.\d{3} (?P<rest>.*) \d+ ms"
     shown = [match["rest"] for match in map(re.compile(pattern).fullmatch, lines) if match]
     assert shown == [
@@ -598,11 +602,41 @@ def test_simulate_escapes_control_characters_of_a_path_in_its_log_lines():
     """Any web page can make a browser request ``http://127.0.0.1:8080/x%1b]0;pwned%07``: the line escapes it, and
     a ``%0d%0a`` in a path forges no second line (issue 19, #6)."""
     lines: list[str] = []
+    writer = LineWriter(write=lines.append)
     server = SimulatorServer()
-    server.app.add_middleware(RequestLog, write=lines.append)
+    server.app.add_middleware(RequestLog, writer=writer)
     with server:
         for path in ("/x%1b]0;pwned%07", "/a%0d%0a10:00:00.000%20GET%20/forged", "/b%e2%80%a8c%c2%9b2J"):
             requests.get(server.root_url + path, timeout=10)
+    writer.flush()
     assert len(lines) == 3 and all(line.isprintable() for line in lines), lines
     assert "/x\\x1b]0;pwned\\x07" in lines[0] and "/a\\x0d\\x0a10:00:00.000 GET /forged" in lines[1]
     assert "/b\\u2028c\\x9b2J" in lines[2]
+
+
+def test_the_request_log_writes_in_batches_never_blocks_and_says_what_it_dropped():
+    """A writer whose output is slow: the requests' ``put`` returns at once, at most MAX_WAITING lines wait, and
+    the line after a drop counts the lines that were dropped."""
+    import threading
+
+    release, written = threading.Event(), []
+
+    class Slow(io.StringIO):
+        def write(self, text: str) -> int:
+            release.wait(10)
+            written.append(text)
+            return len(text)
+
+    writer = LineWriter(Slow())
+    writer.MAX_WAITING = 100  # (this writer's own bound)
+    entry = (0.0, "GET", "/paynet/api/v2/status/1001", "status", 200, "status-response", "8056020", 0.001)
+    started = time.perf_counter()
+    for _ in range(1000):
+        writer.put(entry)
+    assert time.perf_counter() - started < 0.5  # never waits for the output
+    release.set()
+    writer.flush()
+    text = "".join(written)
+    assert text.count("GET /paynet/api/v2/status/1001 status 200 status-response orderid=8056020 1 ms") <= 101
+    assert "request lines dropped (the output did not keep up)" in text
+    writer.close()

@@ -7,30 +7,46 @@ control call), the HTTP status, the ``type`` and ``paynet-order-id`` of a gatewa
 long the simulator took; control characters escaped (``toolkit.terminal``: a path from a web page cannot
 write escape sequences or a forged line into the terminal).  An ASGI middleware that the command puts
 around the simulator's app: the simulator itself, its tests and ``gatekit certify`` never run it.
+
+It costs next to nothing on the request's path: the answer's ``type`` and order come from what the gateway
+route already computed (``ANSWER_KEY`` in the ASGI scope; a body is decoded only for the few answers made
+elsewhere, such as a 413), the request puts a tuple on a bounded queue and never waits, and ``LineWriter``'s
+thread formats, masks and writes the lines in batches: one write and one flush per batch (a terminal sees each
+batch at once; a file or a pipe gets them in batches of up to ``LineWriter.BATCH`` lines under load).  When
+the output cannot keep up, the oldest waiting lines are dropped and a line says how many.
 """
 
 from __future__ import annotations
 
+import collections
+import sys
+import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, TextIO
 
 from toolkit.masking import mask_text
+from toolkit.simulator.render import ANSWER_SCOPE_KEY
 from toolkit.terminal import printable
 from toolkit.wire import DecodeError, decode_response
 
 MAX_BODY = 64 * 1024  # gateway answers are small
 API = "/api/"  # the gateway's operations (JSON or the legacy key=value form); pages and /_sim/ are not decoded
+ANSWER_KEY = ANSWER_SCOPE_KEY  # scope key: (type, paynet-order-id) of a gateway answer, set by the route
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
 Receive = Callable[[], Any]
 Send = Callable[[Message], Any]
+# what a request leaves for the writer: wall time, method, path, operation, status, type, orderid, seconds
+Entry = tuple[float, str, str, str, int, str, str, float]
 
 
 class _Answer:
-    """What the app sent back: the status, and the body when it is a gateway answer (``decode``)."""
+    """What the app sent back: the status, and the body when it is a gateway answer the route did not describe."""
+
+    __slots__ = ("body", "decode", "status")
 
     def __init__(self, decode: bool) -> None:
         self.status = 0
@@ -59,36 +75,134 @@ def operation(scope: Scope) -> str:
     return name.removesuffix("_group")
 
 
-def line(scope: Scope, answer: _Answer, seconds: float, at: datetime | None = None) -> str:
-    fields = answer.fields()
-    kind = fields.get("type", "-")
-    orderid = fields.get("paynet-order-id") or "-"
-    stamp = (at or datetime.now()).strftime("%H:%M:%S.%f")[:-3]
+def format_line(entry: Entry) -> str:
+    """The line of one request: masked (a card number in a path), its control characters escaped."""
+    at, method, path, op, status, kind, orderid, seconds = entry
+    stamp = datetime.fromtimestamp(at).strftime("%H:%M:%S.%f")[:-3]
     text = (
-        f"{stamp} {scope.get('method', '-')} {scope.get('path', '')} {operation(scope)} {answer.status or '-'} "
-        f"{kind} orderid={orderid} {seconds * 1000:.0f} ms"
+        f"{stamp} {method} {path} {op} {status or '-'} {kind or '-'} orderid={orderid or '-'} {seconds * 1000:.0f} ms"
     )
     return printable(mask_text(text))
 
 
-class RequestLog:
-    """ASGI middleware: ``write`` gets one masked line when each request has been answered."""
+def line(scope: Scope, answer: _Answer, seconds: float, at: datetime | None = None) -> str:
+    """(The line of a request as the writer formats it; kept for callers that format one line themselves.)"""
+    kind, orderid = _described(scope, answer)
+    when = (at or datetime.now()).timestamp()
+    return format_line((when, str(scope.get("method", "-")), str(scope.get("path", "")), operation(scope),
+                        answer.status, kind, orderid, seconds))  # fmt: skip
 
-    def __init__(self, app: Callable[..., Any], write: Callable[[str], None]) -> None:
+
+def _described(scope: Scope, answer: _Answer) -> tuple[str, str]:
+    described = scope.get(ANSWER_KEY)
+    if described is not None:
+        return described  # type: ignore[no-any-return]
+    fields = answer.fields()
+    return fields.get("type", ""), fields.get("paynet-order-id", "")
+
+
+class LineWriter:
+    """The lines of the requests, written by a thread of its own in batches (``write`` never blocks a request)."""
+
+    BATCH = 512  # lines per write at most
+    MAX_WAITING = 100_000  # lines waiting at most; beyond, the oldest are dropped (and counted)
+
+    def __init__(self, stream: TextIO | None = None, *, write: Callable[[str], None] | None = None) -> None:
+        """``stream``: where the lines go (default stdout); ``write``: a function that takes each line instead."""
+        self.stream = stream if stream is not None or write is not None else sys.stdout
+        self._write_one = write
+        self._waiting: collections.deque[Entry] = collections.deque()
+        self._dropped = 0
+        self._wake = threading.Event()
+        self._stopping = False
+        self._idle = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="gatekit-request-log", daemon=True)
+        self._thread.start()
+
+    def put(self, entry: Entry) -> None:
+        """Queue a request's line (from the event loop: a deque append and an event, never a wait)."""
+        if len(self._waiting) >= self.MAX_WAITING:
+            self._waiting.popleft()
+            self._dropped += 1
+        self._waiting.append(entry)
+        if not self._wake.is_set():
+            self._wake.set()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            self._drain()
+            if self._stopping:
+                self._drain()
+                return
+
+    def _drain(self) -> None:
+        while self._waiting:
+            batch: list[str] = []
+            while self._waiting and len(batch) < self.BATCH:
+                batch.append(format_line(self._waiting.popleft()))
+            if self._dropped:
+                dropped, self._dropped = self._dropped, 0
+                batch.append(f"gatekit simulate: {dropped} request lines dropped (the output did not keep up)")
+            self._emit(batch)
+        with self._idle:
+            self._idle.notify_all()
+
+    def _emit(self, batch: list[str]) -> None:
+        try:
+            if self._write_one is not None:
+                for text in batch:
+                    self._write_one(text)
+                return
+            assert self.stream is not None
+            self.stream.write("\n".join(batch) + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed or broken output: the lines have nowhere to go
+            self._waiting.clear()
+
+    def flush(self, timeout: float = 5.0) -> None:
+        """Wait until every queued line is written (tests, and the command before it stops)."""
+        deadline = time.monotonic() + timeout
+        with self._idle:
+            while self._waiting and time.monotonic() < deadline:
+                self._wake.set()
+                self._idle.wait(0.05)
+
+    def close(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        self._thread.join(timeout=5)
+
+
+class RequestLog:
+    """ASGI middleware: each request, once answered, leaves its line with ``writer`` (or ``write``: a function
+    that takes each formatted line, through a ``LineWriter`` of its own)."""
+
+    def __init__(
+        self, app: Callable[..., Any], write: Callable[[str], None] | None = None, *, writer: LineWriter | None = None
+    ) -> None:
         self.app = app
-        self.write = write
+        self.writer = writer if writer is not None else LineWriter(write=write) if write is not None else LineWriter()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started, answer = time.perf_counter(), _Answer(decode=API in str(scope.get("path", "")))
+        path = scope.get("path", "")
+        started, answer = time.perf_counter(), _Answer(decode=API in path)
 
         async def sending(message: Message) -> None:
+            if answer.decode and ANSWER_KEY in scope:  # the route said what it answered: no body to keep
+                answer.decode = False
             answer.see(message)
             await send(message)
 
         try:
             await self.app(scope, receive, sending)
         finally:
-            self.write(line(scope, answer, time.perf_counter() - started))
+            seconds = time.perf_counter() - started
+            described = scope.get(ANSWER_KEY)
+            kind, orderid = described if described is not None else _described(scope, answer)
+            self.writer.put((time.time(), scope.get("method", "-"), path, operation(scope), answer.status, kind,
+                             orderid, seconds))  # fmt: skip

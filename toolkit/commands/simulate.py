@@ -169,8 +169,12 @@ def _serve(args: argparse.Namespace) -> int:
         return _unusable(f"database {without_password(args.db)}: {exc}")
     except OSError as exc:
         return _unusable(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+    writer = None
     if not args.quiet:
-        server.add_middleware(RequestLog, write=_print_line)
+        from toolkit.commands.request_log import LineWriter
+
+        writer = LineWriter(sys.stdout)
+        server.add_middleware(RequestLog, writer=writer)
     stop = threading.Event()
     with stop_on_signals(stop), server:
         if args.ready_fd is not None:  # a worker: the supervisor prints the header once all of them listen
@@ -179,6 +183,9 @@ def _serve(args: argparse.Namespace) -> int:
         else:
             describe(server, sys.stdout)
         stop.wait()
+    if writer is not None:
+        writer.flush()
+        writer.close()
     if args.ready_fd is None:
         print(f"stopped: {server.base_url}", flush=True)
     return EXIT_OK
@@ -206,10 +213,6 @@ def _reset(db: str) -> int:
         return _unusable(f"database {without_password(db)}: {exc}")
     print(f"emptied: {without_password(db)}")
     return EXIT_OK
-
-
-def _print_line(text: str) -> None:
-    print(text, flush=True)
 
 
 @contextlib.contextmanager

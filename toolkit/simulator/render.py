@@ -23,6 +23,11 @@ from toolkit.wire import LEGACY_TYPE, MEDIA_TYPE, encode_json, encode_legacy
 THREE_DS_VERSION = {"v2-challenge": "2.2.0", "v2-frictionless": "2.2.0", "v1": "1.0.2"}
 
 
+# What a gateway answer was (type, paynet-order-id), left in the ASGI scope for a request log around the app
+# (``gatekit simulate``'s line per request), so that it never decodes the body again
+ANSWER_SCOPE_KEY = "gatekit.answer"
+
+
 def new_serial() -> str:
     """A request's ``serial-number``: a random (version 4) UUID, as ``str(uuid.uuid4())`` writes it, made
     without building a ``UUID`` object (the answer of every request carries one)."""

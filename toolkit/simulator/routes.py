@@ -218,6 +218,7 @@ def answer(request: Request, op: Operation, by_group: bool, raw: bytes, serial: 
         warnings=warnings,
     )
     request.app.state.journal.record(line)
+    request.scope[render.ANSWER_SCOPE_KEY] = (body.get("type", ""), body.get("paynet-order-id", ""))
     return render.respond(json_mode, status, body)
 
 
