@@ -19,6 +19,7 @@ the output cannot keep up, the oldest waiting lines are dropped and a line says 
 from __future__ import annotations
 
 import collections
+import functools
 import sys
 import threading
 import time
@@ -76,13 +77,18 @@ def operation(scope: Scope) -> str:
 
 
 def format_line(entry: Entry) -> str:
-    """The line of one request: masked (a card number in a path), its control characters escaped."""
+    """The line of one request.  Only what came from outside is masked and escaped: the path (a card number
+    typed into it, a control character); the time, operation, status, type and order are the simulator's own."""
     at, method, path, op, status, kind, orderid, seconds = entry
-    stamp = datetime.fromtimestamp(at).strftime("%H:%M:%S.%f")[:-3]
-    text = (
-        f"{stamp} {method} {path} {op} {status or '-'} {kind or '-'} orderid={orderid or '-'} {seconds * 1000:.0f} ms"
-    )
-    return printable(mask_text(text))
+    second = int(at)
+    stamp = f"{_clock(second)}.{min(999, int((at - second) * 1000 + 0.5)):03d}"
+    return (f"{stamp} {printable(method)} {printable(mask_text(path))} {op} {status or '-'} {kind or '-'} "
+            f"orderid={orderid or '-'} {seconds * 1000:.0f} ms")  # fmt: skip
+
+
+@functools.lru_cache(maxsize=4)
+def _clock(second: int) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(second))
 
 
 def line(scope: Scope, answer: _Answer, seconds: float, at: datetime | None = None) -> str:
