@@ -102,6 +102,7 @@ bench: $(STAMP) $(WRK_STAMP) $(POSTGRES_STAMP)
 	$(PY) benchmarks/bench_simulator.py
 	$(PY) benchmarks/bench_client.py
 	$(PY) benchmarks/bench_server_cpu.py
+	$(PY) benchmarks/bench_simulate_cpu.py
 	$(PY) benchmarks/bench_http.py
 	$(PY) benchmarks/bench_startup_simulate.py
 	$(PY) benchmarks/bench_load.py

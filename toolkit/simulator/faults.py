@@ -124,6 +124,9 @@ def take(store: Store, *targets: str) -> Row | None:
     if seen is not None and (not store.shared or time.monotonic() - seen < SHARED_QUIET):
         return None
     marks = ",".join("?" * len(targets))
+    if store.shared and store.one("SELECT 1 AS found FROM faults WHERE remaining>0 LIMIT 1") is None:
+        _quiet[store] = time.monotonic()  # (a read: no write lock taken for nothing, other processes write on)
+        return None
     with store.transaction():
         row = store.one(f"SELECT * FROM faults WHERE remaining>0 AND target IN ({marks}) ORDER BY id LIMIT 1", targets)
         if row is None:
