@@ -77,11 +77,10 @@ def _amount(call: Call) -> Decimal | None:
 
 
 def card_payment(engine: Engine, call: Call) -> Result:
-    """sale, preauth and account-verification."""
+    """sale, preauth and account-verification.  The outcome is planned before the write transaction (it reads
+    nothing stored): processes that share the store hold its write lock only for the writes."""
+    values = card_plan(engine, call.fields, _amount(call), managed=False, lenient=call.lenient, warnings=call.warnings)
     with engine.store.transaction():
-        values = card_plan(
-            engine, call.fields, _amount(call), managed=False, lenient=call.lenient, warnings=call.warnings
-        )
         tx = engine.new_scheduled_tx(call, KIND_OF[call.operation.name], **values)
     return Result(ResponseKind.ASYNC, tx)
 
