@@ -246,3 +246,20 @@ def test_the_certification_suite_passes_against_two_workers(
     junit = ET.parse(tmp_path / "reports" / "junit.xml").getroot().find("testsuite")
     assert junit is not None and int(junit.get("tests", "0")) >= 80
     assert (junit.get("failures"), junit.get("errors"), junit.get("skipped")) == ("0", "0", "0"), done.stdout[-3000:]
+
+
+def test_a_second_team_simulator_on_the_same_port_is_refused_in_one_line() -> None:
+    """SO_REUSEPORT would let a second ``--workers`` group bind the port beside the first, each with its own
+    store, each answering half the connections: the second is refused instead."""
+    first = start_workers(2)
+    try:
+        port = first.base_url.rsplit(":", 1)[1].split("/", 1)[0]
+        command = [sys.executable, "-m", "toolkit.cli", "simulate", "--workers", "2", "--port", port]
+        second = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    finally:
+        first.stop()
+    assert second.returncode == 2, second.stdout + second.stderr
+    assert second.stderr.strip() == (
+        f"gatekit simulate: cannot listen on 127.0.0.1:{port}: something answers there already (another gatekit "
+        "simulate?)"
+    )

@@ -148,6 +148,19 @@ class Workers:
         return [p.pid for p in self.processes if p is not None]
 
 
+def _answers(host: str, port: int) -> bool:
+    """Something accepts connections on ``host:port`` (another gatekit simulate --workers, whose sockets a new
+    one with SO_REUSEPORT could bind beside)."""
+    import socket as sockets
+
+    target = "127.0.0.1" if host in ("0.0.0.0", "") else "::1" if host == "::" else host
+    try:
+        with sockets.create_connection((target, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
 def _stop_when(failed: threading.Event, stop: threading.Event) -> None:
     failed.wait()
     stop.set()
@@ -179,6 +192,10 @@ def supervise(args: argparse.Namespace, settings: SimulatorSettings) -> int:
     try:
         try:
             prepare_store(db)
+            if args.port and _answers(args.host, args.port):  # SO_REUSEPORT would let us join another group
+                print(f"gatekit simulate: cannot listen on {args.host}:{args.port}: something answers there already "
+                      "(another gatekit simulate?)", file=sys.stderr)  # fmt: skip
+                return EXIT_UNUSABLE
             sock = bind(args.host, args.port, reuse_port=True)  # the port reserved: the workers bind it too
         except OSError as exc:
             print(f"gatekit simulate: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
