@@ -36,7 +36,7 @@ import requests
 from toolkit.client import GatewayClient
 from toolkit.config import simulator_config
 from toolkit.errors import ApiError
-from toolkit.testdata import sale_fields
+from toolkit.testdata import EXAMPLE_CARDS, sale_fields
 
 TARGET_P99 = 0.100
 LIMIT = 65536
@@ -135,7 +135,7 @@ NAMES = ["client_orderid", "orderid", "amount", "currency", "cvv2", "credit_card
          "limit", "timeout", "attempts", "login", "control", "kind", "target", "count", "\x00", "a" * 70,
          "é"]  # fmt: skip
 VALUES = ["", "1", "-1", "1E+999", "NaN", "10.42", "EUR", "9" * 40, "\udcff", "x" * 20000, "approved", "null",
-          "[]", "{}", "0x10", "1.0000001", "4444555566661111", " "]  # fmt: skip
+          "[]", "{}", "0x10", "1.0000001", EXAMPLE_CARDS[1], " "]  # fmt: skip
 
 
 def _body(rng: random.Random) -> tuple[bytes, dict[str, str]]:

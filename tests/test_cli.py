@@ -588,7 +588,7 @@ def test_simulate_logs_one_masked_line_per_request():
         ack = client.sale(SALE)
         requests.post(f"{server.base_url}/api/v2/sale/{PAN}", data={"cvv2": CVV}, timeout=10)  # legacy answer
         requests.get(f"{server.root_url}/_sim/journal", timeout=10)
-    writer.flush()
+    assert writer.flush()  # every line written (or counted as dropped)
     pattern = r"\d\d:\d\d:\d\d\.\d{3} (?P<rest>.*) \d+ ms"
     shown = [match["rest"] for match in map(re.compile(pattern).fullmatch, lines) if match]
     assert shown == [
@@ -608,7 +608,7 @@ def test_simulate_escapes_control_characters_of_a_path_in_its_log_lines():
     with server:
         for path in ("/x%1b]0;pwned%07", "/a%0d%0a10:00:00.000%20GET%20/forged", "/b%e2%80%a8c%c2%9b2J"):
             requests.get(server.root_url + path, timeout=10)
-    writer.flush()
+    assert writer.flush()  # every line written (or counted as dropped)
     assert len(lines) == 3 and all(line.isprintable() for line in lines), lines
     assert "/x\\x1b]0;pwned\\x07" in lines[0] and "/a\\x0d\\x0a10:00:00.000 GET /forged" in lines[1]
     assert "/b\\u2028c\\x9b2J" in lines[2]
@@ -635,8 +635,21 @@ def test_the_request_log_writes_in_batches_never_blocks_and_says_what_it_dropped
         writer.put(entry)
     assert time.perf_counter() - started < 0.5  # never waits for the output
     release.set()
-    writer.flush()
+    assert writer.flush()  # every line written (or counted as dropped)
     text = "".join(written)
     assert text.count("GET /paynet/api/v2/status/1001 status 200 status-response orderid=8056020 1 ms") <= 101
     assert "request lines dropped (the output did not keep up)" in text
     writer.close()
+
+
+def test_every_option_of_gatekit_simulate_reaches_its_workers_or_is_the_commands_own():
+    """``--workers`` starts its workers with a command line of its own: an option added to ``gatekit simulate``
+    must be forwarded to them (or said to be the command's), not silently dropped."""
+    import argparse
+
+    from toolkit.cli import build_parser
+    from toolkit.commands.workers import FORWARDED, OWN
+
+    simulate = next(action for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction))
+    dests = {action.dest for action in simulate.choices["simulate"]._actions}
+    assert dests <= FORWARDED | OWN, sorted(dests - FORWARDED - OWN)

@@ -66,3 +66,22 @@ def _status(client: GatewayClient) -> None:
 @pytest.fixture
 def client_for() -> Callable[[SimulatorServer], GatewayClient]:
     return lambda sim: GatewayClient(sim.client_config())
+
+
+def test_a_file_journal_keeps_the_lines_written_just_before_the_simulator_stops(
+    tmp_path: Path, client_for, monkeypatch: pytest.MonkeyPatch
+):
+    """The journal is written in batches by a thread: stopping writes what still waits (nothing is lost).  The
+    thread waits a minute here, so only the stop can have written them."""
+    from toolkit.simulator.journal import StoreJournal
+    from toolkit.simulator.store import Store
+
+    monkeypatch.setattr(StoreJournal, "FLUSH_EVERY", 60.0)
+    with SimulatorServer(db=tmp_path / "sim.db") as sim, client_for(sim) as client:
+        for _ in range(5):
+            _status(client)
+    store = Store(tmp_path / "sim.db")
+    try:
+        assert store.one("SELECT COUNT(*) AS n FROM journal") == {"n": 5}
+    finally:
+        store.close()

@@ -95,10 +95,10 @@ def closest_phrases(kind: str, text: str, phrases: list[StepFunctionContext], n:
     for phrase in phrases:
         if (phrase.type is None or phrase.type == kind) and not hasattr(phrase.parser, "regex"):
             candidates.add(phrase.parser.name)
-    scored = sorted(candidates, key=lambda c: (-difflib.SequenceMatcher(None, text, c).ratio(), c))
+    scored = sorted((-difflib.SequenceMatcher(None, text, c).ratio(), c) for c in candidates)
     shapes: dict[str, str] = {}  # one per shape: "a sale of 10.00 EUR", not also "of 1.00" and "of 15.00"
-    for candidate in scored:
-        if difflib.SequenceMatcher(None, text, candidate).ratio() < 0.5 or len(shapes) == n:
+    for negative_ratio, candidate in scored:
+        if -negative_ratio < 0.5 or len(shapes) == n:
             break
         shapes.setdefault(_SHAPE.sub("#", candidate), candidate)
     return list(shapes.values())

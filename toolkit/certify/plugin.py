@@ -144,15 +144,21 @@ def load_profile(config: pytest.Config) -> GatewayConfig:
         raise pytest.UsageError(str(error)) from None
 
 
-def refuse_unusable_profile(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A profile that cannot be used: one line before any test runs, not a traceback per test.  In an xdist
-    worker (which cannot stop the run) each test that needs the gateway fails with that line instead."""
+def needs_gateway(item: pytest.Item) -> bool:
+    """A scenario, or a test that uses the gateway's fixtures."""
+    return naming.template_of(item) is not None or "gateway_target" in getattr(item, "fixturenames", ())
+
+
+def usable_profile(config: pytest.Config) -> GatewayConfig | None:
+    """The profile; one that cannot be used is one line before any test runs, not a traceback per test.  In an
+    xdist worker (which cannot stop the run) each test that needs the gateway fails with that line instead."""
     try:
-        load_profile(config)
+        return load_profile(config)
     except pytest.UsageError as error:
         if not hasattr(config, "workerinput"):
             raise
         config.stash[_PROFILE_ERROR] = str(error)
+        return None
 
 
 _PROFILE_ERROR = pytest.StashKey[str]()
@@ -162,8 +168,7 @@ _PROFILE_ERROR = pytest.StashKey[str]()
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """(an xdist worker whose profile cannot be used: the test fails with that one line, before its fixtures)"""
     error = item.config.stash.get(_PROFILE_ERROR, None)
-    needs_gateway = naming.template_of(item) is not None or "gateway_target" in getattr(item, "fixturenames", ())
-    if error is not None and needs_gateway:
+    if error is not None and needs_gateway(item):
         pytest.fail(error, pytrace=False)
 
 
@@ -217,20 +222,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             label(item)
         tidy.remember_identities(config, items)
-    if any(naming.template_of(item) is not None or "gateway_target" in getattr(item, "fixturenames", ())
-           for item in items):  # fmt: skip
-        refuse_unusable_profile(config, items)
+    base = usable_profile(config) if any(map(needs_gateway, items)) else None
     skip_browser_scenarios(items)
     if config.getoption("--simulator-lenient"):
         reason = "the lenient simulator forgives this on purpose; the scenario needs the gateway's strict checks"
         for item in items:
             if item.get_closest_marker("strict"):
                 item.add_marker(pytest.mark.skip(reason=reason))
-    if not any(item.get_closest_marker("simulator") or item.get_closest_marker("callbacks") for item in items):
+    marked = any(item.get_closest_marker("simulator") or item.get_closest_marker("callbacks") for item in items)
+    if base is None or not marked:  # (None: no scenario here, or an unusable profile that fails every test)
         return
     from toolkit.certify.target import has_control_api, no_callbacks_reason
 
-    base = load_profile(config)
     no_callbacks = no_callbacks_reason(base)
     for item in items:
         if item.get_closest_marker("simulator") and not has_control_api(base):

@@ -43,8 +43,9 @@ from toolkit.config import load_config
 BUNDLED_INI = Path(__file__).with_name("certify.ini")
 BUNDLED_ALLURERC = Path(__file__).with_name("allurerc.mjs")
 ALLURE_CONFIGS = ("allurerc.mjs", "allurerc.js", "allurerc.cjs", "allurerc.json", "allurerc.yaml", "allurerc.yml")
-PLUGINS = ("toolkit.certify.progress", "toolkit.certify.collect", "toolkit.steps")
-CHECK_PLUGIN = "toolkit.certify.checkrun"  # gatekit certify --check: instead of progress, beside collect and steps
+SUITE_PLUGINS = ("toolkit.certify.collect", "toolkit.steps")  # feature files as tests, and gatekit's phrases
+PLUGINS = ("toolkit.certify.progress", *SUITE_PLUGINS)
+CHECK_PLUGIN = "toolkit.certify.checkrun"  # gatekit certify --check: instead of progress
 EXIT_PASSED, EXIT_FAILED, EXIT_NOT_RUN = 0, 1, 2
 # pytest plugins that gatekit's own flows never use but that load at every pytest start when installed
 # (schemathesis and hypothesis come with gatekit's `test` extra: about 1.3 s of CPU in each process, which
@@ -210,7 +211,7 @@ def check(options: CertifyOptions, cwd: Path | None = None) -> int:
     cwd = cwd or Path.cwd()
     folders, _ = prepare(options, cwd)
     args = pytest_args(options, folders, cwd, check_only=True)
-    args += [arg for plugin in PLUGINS[1:] for arg in ("-p", plugin)]
+    args += [arg for plugin in SUITE_PLUGINS for arg in ("-p", plugin)]
     done = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=cwd, check=False)
     return EXIT_PASSED if done.returncode in (0, 5) else EXIT_NOT_RUN
 
@@ -231,7 +232,7 @@ def certify(options: CertifyOptions, cwd: Path | None = None) -> int:
     staged = StagedRun(options)
     try:
         code, seconds = _run_pytest(staged.options, folders, cwd)
-        index = _reports(staged, code, seconds)
+        index = _reports(staged, seconds, cwd)
     except BaseException:
         staged.discard()
         raise
@@ -265,7 +266,7 @@ def _run_pytest(options: CertifyOptions, folders: list[Path], cwd: Path) -> tupl
     return code, time.monotonic() - started
 
 
-def _reports(staged: StagedRun, code: int, seconds: float) -> Path | None:
+def _reports(staged: StagedRun, seconds: float, cwd: Path) -> Path | None:
     """JUnit names, the HTML report and the summary, written in the staging folders; the report's final path."""
     options = staged.options
     junit = options.reports / "junit.xml"
@@ -273,7 +274,7 @@ def _reports(staged: StagedRun, code: int, seconds: float) -> Path | None:
     if junit.is_file():
         summary.name_test_cases(junit)
     if options.html:
-        line, index = make_html(options, Path.cwd())
+        line, index = make_html(options, cwd)
         if index is None:
             print(line)
     final_index = staged.final_path(index) if index is not None else None

@@ -19,14 +19,14 @@ writes them:
 from __future__ import annotations
 
 import ast
-import hashlib
 import sys
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
 import allure_commons
 import pytest
 from allure_commons.model2 import Label, Parameter
+from allure_commons.utils import md5 as _allure_md5
 
 from toolkit.certify.naming import EXAMPLE_PARAM, Identity
 
@@ -96,14 +96,7 @@ def _is_noise(fixture: Any) -> bool:
 
 
 _SUITE_LABELS = ("parentSuite", "suite", "subSuite", "package")
-
-
-def md5(*parts: str) -> str:
-    """As allure-commons makes its ids: the MD5 of the parts' UTF-8, one after the other."""
-    digest = hashlib.md5(usedforsecurity=False)
-    for part in parts:
-        digest.update(part.encode("utf-8"))
-    return digest.hexdigest()
+md5: Callable[..., str] = _allure_md5  # how allure-commons makes its ids (untyped there)
 
 
 def apply_identity(result: Any, identity: Identity) -> None:

@@ -24,7 +24,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any, TextIO
 
 from toolkit.masking import mask_text
@@ -91,14 +90,6 @@ def _clock(second: int) -> str:
     return time.strftime("%H:%M:%S", time.localtime(second))
 
 
-def line(scope: Scope, answer: _Answer, seconds: float, at: datetime | None = None) -> str:
-    """(The line of a request as the writer formats it; kept for callers that format one line themselves.)"""
-    kind, orderid = _described(scope, answer)
-    when = (at or datetime.now()).timestamp()
-    return format_line((when, str(scope.get("method", "-")), str(scope.get("path", "")), operation(scope),
-                        answer.status, kind, orderid, seconds))  # fmt: skip
-
-
 def _described(scope: Scope, answer: _Answer) -> tuple[str, str]:
     described = scope.get(ANSWER_KEY)
     if described is not None:
@@ -108,7 +99,7 @@ def _described(scope: Scope, answer: _Answer) -> tuple[str, str]:
 
 
 class LineWriter:
-    """The lines of the requests, written by a thread of its own in batches (``write`` never blocks a request)."""
+    """The lines of the requests, written by a thread of its own in batches (``put`` never blocks a request)."""
 
     BATCH = 512  # lines per write at most
     MAX_WAITING = 100_000  # lines waiting at most; beyond, the oldest are dropped (and counted)
@@ -119,41 +110,47 @@ class LineWriter:
         self._write_one = write
         self._waiting: collections.deque[Entry] = collections.deque()
         self._dropped = 0
+        self._put = 0  # lines queued so far (dropped ones included)
+        self._done = 0  # lines written or dropped so far: ``flush`` waits until it reaches ``_put``
+        self._queue_lock = threading.Lock()
+        self._written = threading.Condition()
         self._wake = threading.Event()
         self._stopping = False
-        self._idle = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="gatekit-request-log", daemon=True)
         self._thread.start()
 
     def put(self, entry: Entry) -> None:
-        """Queue a request's line (from the event loop: a deque append and an event, never a wait)."""
-        if len(self._waiting) >= self.MAX_WAITING:
-            self._waiting.popleft()
-            self._dropped += 1
-        self._waiting.append(entry)
+        """Queue a request's line (from the event loop: an uncontended lock, a deque append, never a wait on the
+        output)."""
+        with self._queue_lock:
+            if len(self._waiting) >= self.MAX_WAITING:
+                self._waiting.popleft()
+                self._dropped += 1
+            self._waiting.append(entry)
+            self._put += 1
         if not self._wake.is_set():
             self._wake.set()
 
     def _run(self) -> None:
-        while True:
+        while not self._stopping:
             self._wake.wait()
             self._wake.clear()
             self._drain()
-            if self._stopping:
-                self._drain()
-                return
 
     def _drain(self) -> None:
-        while self._waiting:
-            batch: list[str] = []
-            while self._waiting and len(batch) < self.BATCH:
-                batch.append(format_line(self._waiting.popleft()))
-            if self._dropped:
+        while True:
+            with self._queue_lock:  # (what waits is taken under the lock; formatting and writing are not)
+                entries = [self._waiting.popleft() for _ in range(min(self.BATCH, len(self._waiting)))]
                 dropped, self._dropped = self._dropped, 0
+            if not entries and not dropped:
+                return
+            batch = [format_line(entry) for entry in entries]
+            if dropped:
                 batch.append(f"gatekit simulate: {dropped} request lines dropped (the output did not keep up)")
             self._emit(batch)
-        with self._idle:
-            self._idle.notify_all()
+            with self._written:
+                self._done += len(entries) + dropped
+                self._written.notify_all()
 
     def _emit(self, batch: list[str]) -> None:
         try:
@@ -165,17 +162,18 @@ class LineWriter:
             self.stream.write("\n".join(batch) + "\n")
             self.stream.flush()
         except (OSError, ValueError):  # a closed or broken output: the lines have nowhere to go
-            self._waiting.clear()
+            pass
 
-    def flush(self, timeout: float = 5.0) -> None:
-        """Wait until every queued line is written (tests, and the command before it stops)."""
-        deadline = time.monotonic() + timeout
-        with self._idle:
-            while self._waiting and time.monotonic() < deadline:
-                self._wake.set()
-                self._idle.wait(0.05)
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until every line queued so far is written (or dropped); False if that took over ``timeout``."""
+        target = self._put
+        self._wake.set()
+        with self._written:
+            return self._written.wait_for(lambda: self._done >= target, timeout)
 
     def close(self) -> None:
+        """Write what waits, then stop the thread."""
+        self.flush()
         self._stopping = True
         self._wake.set()
         self._thread.join(timeout=5)
@@ -208,7 +206,6 @@ class RequestLog:
             await self.app(scope, receive, sending)
         finally:
             seconds = time.perf_counter() - started
-            described = scope.get(ANSWER_KEY)
-            kind, orderid = described if described is not None else _described(scope, answer)
+            kind, orderid = _described(scope, answer)
             self.writer.put((time.time(), scope.get("method", "-"), path, operation(scope), answer.status, kind,
                              orderid, seconds))  # fmt: skip

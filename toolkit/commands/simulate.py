@@ -184,7 +184,6 @@ def _serve(args: argparse.Namespace) -> int:
             describe(server, sys.stdout)
         stop.wait()
     if writer is not None:
-        writer.flush()
         writer.close()
     if args.ready_fd is None:
         print(f"stopped: {server.base_url}", flush=True)

@@ -35,6 +35,11 @@ READY_TIMEOUT = 60.0  # seconds every worker has to listen
 RESTARTS = 5  # a worker that dies this many times within RESTART_WINDOW seconds is not started again
 RESTART_WINDOW = 30.0
 STOP_GRACE = 10.0
+# gatekit simulate's options a worker gets as they were given (``argv``; the control token through the
+# environment); the others are the command's own: what the workers share is decided once, here
+FORWARDED = frozenset({"host", "log_level", "config", "latency", "max_body", "public_url", "callback_host", "lenient",
+                       "quiet", "control_token"})  # fmt: skip
+OWN = frozenset({"port", "db", "workers", "reset", "ready_fd", "handler", "command", "help"})
 EXIT_OK, EXIT_UNUSABLE = 0, 2  # as gatekit simulate's
 
 
@@ -53,7 +58,8 @@ class Workers:
         self._lock = threading.Lock()
 
     def argv(self, ready_fd: int) -> list[str]:
-        """A worker's command line: the same settings, the shared socket and store; no header of its own."""
+        """A worker's command line: the same settings (``FORWARDED``), the reserved port and the store; no header
+        of its own (``--ready-fd``: it says there when it listens)."""
         a = self.args
         argv = [sys.executable, "-m", "toolkit.cli", "simulate", "--port", str(self.sock.getsockname()[1]),
                 "--ready-fd", str(ready_fd), "--db", self.db, "--host", a.host, "--log-level", a.log_level]  # fmt: skip

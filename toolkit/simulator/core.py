@@ -58,3 +58,6 @@ def start(state: State) -> None:
 def stop(state: State) -> None:
     state.scheduler.stop()
     state.delivery.stop()
+    close = getattr(state.journal, "close", None)
+    if close is not None:  # (a journal written in batches: what waits is written before the store closes)
+        close()

@@ -6,8 +6,9 @@ warnings here.  The journal never grows without end:
 
 - in memory (no ``--db``): a ring of the last ``journal_size`` entries, and at most
   ``MEMORY_BYTES`` of them, the oldest dropped first;
-- with ``--db``: every entry in SQLite, rows older than ``journal_retention`` seconds (on the
-  simulator's clock) or beyond the last ``journal_size`` dropped as new ones come.
+- with ``--db`` (a SQLite file or PostgreSQL): every entry in the store, written in batches by a thread
+  (``StoreJournal``), rows older than ``journal_retention`` seconds (on the simulator's clock) or beyond the
+  last ``journal_size`` dropped as new ones come.
 
 Each entry keeps at most ``MAX_FIELDS`` fields and ``MAX_VALUE`` characters of each value.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import logging
 import operator
 import threading
 from typing import Any, Protocol
@@ -23,6 +25,8 @@ from typing import Any, Protocol
 from toolkit.masking import mask_fields, mask_text
 from toolkit.simulator.settings import SimulatorSettings
 from toolkit.simulator.store import Store, dumps, loads
+
+log = logging.getLogger("gatekit.simulator")
 
 MAX_FIELDS = 100
 MAX_VALUE = 256
@@ -134,22 +138,62 @@ _TEXTS_OF = operator.itemgetter(
 )
 
 
-class SqliteJournal:
-    """Every entry in the store's ``journal`` table; old rows pruned by age and by count."""
+class StoreJournal:
+    """Every entry in the store's ``journal`` table (SQLite or PostgreSQL); old rows pruned by age and by count.
+
+    Entries are written by a thread of this journal, up to ``FLUSH_EVERY`` seconds after their request, many in
+    one write transaction: a request never waits for its line, and processes that share the store do not take
+    turns at its write lock once more per request.  ``entries`` writes this process's queue first (the other
+    processes' lines show within ``FLUSH_EVERY`` seconds); ``close`` writes what waits.
+    """
+
+    FLUSH_EVERY = 0.02
+    MAX_QUEUED = 10_000  # beyond this (a store that cannot keep up), the oldest queued lines are dropped
 
     def __init__(self, store: Store, size: int, retention: float) -> None:
         self.store, self._size, self._retention = store, size, retention
         self._inserts = 0
         self._pruned_at = -float("inf")
+        self._queue: collections.deque[dict[str, Any]] = collections.deque(maxlen=self.MAX_QUEUED)
+        self._flushing = threading.Lock()
+        self._wake = threading.Event()
+        self._closed = threading.Event()
+        threading.Thread(target=self._run, name="gatekit-journal", daemon=True).start()
 
     def record(self, entry: dict[str, Any]) -> None:
-        row = {**entry, "fields": dumps(entry["fields"]), "warnings": dumps(entry["warnings"])}
-        with self.store.transaction():
-            self.store.insert("journal", row)
-            self._inserts += 1
-            # every PRUNE_EVERY rows, and whenever the clock moved on (an advanced clock ages rows at once)
-            if self._inserts % PRUNE_EVERY == 0 or entry["at"] - self._pruned_at > min(60.0, self._retention):
-                self._prune(entry["at"])
+        self._queue.append(entry)
+        self._wake.set()
+
+    def _run(self) -> None:
+        while not self._closed.is_set():
+            self._wake.wait()
+            self._wake.clear()
+            self._closed.wait(self.FLUSH_EVERY)  # what comes meanwhile joins the same transaction
+            try:
+                self.flush()
+            except Exception:  # a store that failed: these lines are lost, not the process
+                log.exception("the journal could not be written")
+
+    def flush(self) -> None:
+        """Write the queued entries now, in one transaction."""
+        with self._flushing:
+            batch = [self._queue.popleft() for _ in range(len(self._queue))]
+            if not batch:
+                return
+            with self.store.transaction():
+                for entry in batch:
+                    row = {**entry, "fields": dumps(entry["fields"]), "warnings": dumps(entry["warnings"])}
+                    self.store.insert("journal", row)
+                    self._inserts += 1
+                    # every PRUNE_EVERY rows, and whenever the clock moved on (an advanced clock ages rows at once)
+                    if self._inserts % PRUNE_EVERY == 0 or entry["at"] - self._pruned_at > min(60.0, self._retention):
+                        self._prune(entry["at"])
+
+    def close(self) -> None:
+        """Write what waits and stop the thread (before the store closes)."""
+        self._closed.set()
+        self._wake.set()
+        self.flush()
 
     def _prune(self, now: float) -> None:
         self._pruned_at = now
@@ -160,11 +204,13 @@ class SqliteJournal:
         )
 
     def entries(self, *, login: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
+        self.flush()
         sql = "SELECT * FROM journal" + (" WHERE login=?" if login else "") + " ORDER BY id DESC LIMIT ?"
         rows = self.store.all(sql, (login, limit) if login else (limit,))
         return [_decoded(row) for row in reversed(rows)]
 
     def clear(self) -> None:
+        self._queue.clear()
         self.store.execute("DELETE FROM journal")
 
 
@@ -172,65 +218,8 @@ def _decoded(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, "fields": loads(row["fields"]), "warnings": loads(row["warnings"])}
 
 
-class BatchedJournal(SqliteJournal):
-    """The store's journal when other processes share the store: entries written by a background thread, up to
-    ``FLUSH_EVERY`` seconds after their request, many in one write transaction (one transaction per request
-    would make the processes take turns at the store's write lock twice per request).  ``entries`` writes this
-    process's own queue first; the other processes' lines show within ``FLUSH_EVERY`` seconds."""
-
-    FLUSH_EVERY = 0.02
-    MAX_QUEUED = 10_000  # beyond this (a store that cannot keep up), the oldest queued lines are dropped
-
-    def __init__(self, store: Store, size: int, retention: float) -> None:
-        super().__init__(store, size, retention)
-        self._queue: collections.deque[dict[str, Any]] = collections.deque(maxlen=self.MAX_QUEUED)
-        self._flushing = threading.Lock()
-        self._wake = threading.Event()
-        threading.Thread(target=self._run, name="gatekit-journal", daemon=True).start()
-
-    def record(self, entry: dict[str, Any]) -> None:
-        self._queue.append(entry)
-        self._wake.set()
-
-    def _run(self) -> None:
-        while True:
-            self._wake.wait()
-            self._wake.clear()
-            threading.Event().wait(self.FLUSH_EVERY)  # gather what comes meanwhile into one transaction
-            try:
-                self.flush()
-            except Exception:  # a store closed at exit, or one that failed: the lines are lost, not the process
-                self._queue.clear()
-
-    def flush(self) -> None:
-        with self._flushing:
-            batch = []
-            while self._queue:
-                batch.append(self._queue.popleft())
-            if not batch:
-                return
-            with self.store.transaction():
-                for entry in batch:
-                    row = {**entry, "fields": dumps(entry["fields"]), "warnings": dumps(entry["warnings"])}
-                    self.store.insert("journal", row)
-                    self._inserts += 1
-                    if self._inserts % PRUNE_EVERY == 0 or entry["at"] - self._pruned_at > min(60.0, self._retention):
-                        self._prune(entry["at"])
-
-    def entries(self, *, login: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
-        self.flush()
-        return super().entries(login=login, limit=limit)
-
-    def clear(self) -> None:
-        self._queue.clear()
-        super().clear()
-
-
 def open_journal(store: Store, settings: SimulatorSettings) -> Journal:
-    """In memory for an in-memory store, in the store for a file (``--db``) or PostgreSQL, written in batches when
-    other processes may share it."""
+    """In memory for an in-memory store, in the store for a file (``--db``) or PostgreSQL."""
     if store.path == ":memory:":
         return MemoryJournal(settings.journal_size)
-    if store.shared:
-        return BatchedJournal(store, settings.journal_size, settings.journal_retention)
-    return SqliteJournal(store, settings.journal_size, settings.journal_retention)
+    return StoreJournal(store, settings.journal_size, settings.journal_retention)

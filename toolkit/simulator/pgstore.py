@@ -9,8 +9,8 @@ expression), through psycopg 3 and its connection pool.
   made one at a time, whichever process or machine makes them), so concurrent captures, returns and voids of
   one order can never exceed what was authorized or charged.  Reads outside a transaction use any pooled
   connection.
-- A schema version table (``gatekit_schema``) and forward migrations; ``reset()`` empties every table but the
-  schema and the leases.
+- A schema version table (``gatekit_schema``) and forward migrations; ``reset()`` empties what the SQLite store's
+  does (``RESET_TABLES``).
 - Ids come from sequences that start where the SQLite store's do.
 """
 
@@ -23,14 +23,12 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
-from toolkit.simulator.store import FIRST_IDS, Row, StoreError, _stored
+from toolkit.simulator.store import FIRST_IDS, RESET_TABLES, Row, SharedState, StoreError, _stored
 
 POOL_SIZE = 8
 CONNECT_TIMEOUT = 5  # seconds
 LOCK_KEY = 0x6761746B  # "gatk": the advisory lock every write transaction takes
 SCHEMA_VERSION = 2
-TABLES = ("transactions", "requests", "card_refs", "recurring", "nonces", "journal", "callbacks",
-          "callback_attempts", "faults")  # fmt: skip
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS gatekit_schema (version INTEGER NOT NULL);
@@ -155,7 +153,7 @@ def _params(params: Mapping[str, Any] | tuple[Any, ...]) -> Mapping[str, Any] | 
     return tuple(_text(value) for value in params)
 
 
-class PostgresStore:
+class PostgresStore(SharedState):
     """The store in PostgreSQL (``postgresql://user@host:port/db``): several processes and machines share it."""
 
     shared = True
@@ -173,7 +171,7 @@ class PostgresStore:
         try:  # one connection first: a database that cannot be reached is said at once, not after the pool's wait
             psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT).close()
         except psycopg.Error as exc:
-            raise StoreError(_without_password(str(exc).strip().splitlines()[0] if str(exc).strip() else
+            raise StoreError(without_password(str(exc).strip().splitlines()[0] if str(exc).strip() else
                                                type(exc).__name__)) from None  # fmt: skip
         self._pool = ConnectionPool(url, min_size=1, max_size=pool_size, open=True, timeout=30,
                                     kwargs={"row_factory": dict_row, "autocommit": True,
@@ -199,7 +197,7 @@ class PostgresStore:
                     conn.execute("UPDATE gatekit_schema SET version=%s", (target,))
                     version = target
             if version > SCHEMA_VERSION:
-                raise StoreError(f"{_without_password(self.path)} was written by a newer gatekit (schema {version})")
+                raise StoreError(f"{without_password(self.path)} was written by a newer gatekit (schema {version})")
 
     # --- transactions and statements ----------------------------------------------------------------
 
@@ -311,49 +309,15 @@ class PostgresStore:
     def reset(self) -> None:
         """Forget every transaction, card, subscription, journal line, callback, fault and merchant."""
         with self.transaction(), self._connection() as conn:
-            conn.execute(f"TRUNCATE {', '.join(TABLES)}, merchants")
+            conn.execute(f"TRUNCATE {', '.join(RESET_TABLES)}")
             for table, first in FIRST_IDS.items():
                 conn.execute(f"ALTER SEQUENCE {table}_id_seq RESTART WITH {first}")
-            conn.execute("DELETE FROM meta WHERE name='clock_offset'")
 
-    def meta(self, name: str, default: Callable[[], str]) -> str:
-        with self.transaction():
-            row = self.one("SELECT value FROM meta WHERE name=?", (name,))
-            if row is not None:
-                return str(row["value"])
-            value = default()
-            self.execute("INSERT INTO meta (name, value) VALUES (?, ?)", (name, value))
-            return value
-
-    def read_offset(self) -> float:
-        row = self.one("SELECT value FROM meta WHERE name='clock_offset'")
-        return float(row["value"]) if row else 0.0
-
-    def set_offset(self, offset: float) -> None:
-        self.execute("INSERT INTO meta (name, value) VALUES ('clock_offset', ?) ON CONFLICT (name) DO UPDATE SET "
-                     "value=EXCLUDED.value", (repr(offset),))  # fmt: skip
-
-    def add_offset(self, seconds: float, check: Callable[[float], None]) -> float:
-        with self.transaction():
-            current = self.read_offset()
-            check(current)
-            self.set_offset(current + seconds)
-            return current + seconds
-
-    def hold_lease(self, name: str, holder: str, now: float, ttl: float, *, replacing: str = "") -> bool:
-        with self.transaction():
-            row = self.one("SELECT holder, until FROM leases WHERE name=?", (name,))
-            if row is not None and row["holder"] not in (holder, replacing) and row["until"] > now:
-                return False
-            self.execute("INSERT INTO leases (name, holder, until) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
-                         "holder=EXCLUDED.holder, until=EXCLUDED.until", (name, holder, now + ttl))  # fmt: skip
-            return True
-
-    def lease_holder(self, name: str) -> Row | None:
-        return self.one("SELECT holder, until FROM leases WHERE name=?", (name,))
-
-    def drop_lease(self, name: str, holder: str) -> None:
-        self.execute("DELETE FROM leases WHERE name=? AND holder=?", (name, holder))
+    def _upsert(self, table: str, key: str, values: Mapping[str, Any]) -> None:
+        names = ", ".join(values)
+        updates = ", ".join(f"{name}=EXCLUDED.{name}" for name in values if name != key)
+        self.execute(f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(values))}) ON CONFLICT ({key}) "
+                     f"DO UPDATE SET {updates}", tuple(values.values()))  # fmt: skip
 
     def close(self) -> None:
         self._pool.close()
@@ -361,20 +325,4 @@ class PostgresStore:
 
 def without_password(url: str) -> str:
     """A database URL as it may be shown: its password masked."""
-    return _without_password(url)
-
-
-def _without_password(url: str) -> str:
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
-
-
-def empty(url: str) -> None:
-    """``gatekit simulate --db postgresql://... --reset``: every table emptied, the ids back to their start."""
-    store = PostgresStore(url, pool_size=1)
-    try:
-        store.reset()
-        with store.transaction():
-            store.execute("DELETE FROM leases")
-            store.execute("DELETE FROM meta")
-    finally:
-        store.close()

@@ -19,7 +19,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +97,10 @@ MIGRATIONS = (
      "ALTER TABLE callbacks ADD COLUMN claim TEXT NOT NULL DEFAULT ''"),
 )  # fmt: skip
 
+# What a reset empties (the merchants too, seeded again from the settings); the schema, meta and leases stay.
+RESET_TABLES = ("transactions", "requests", "card_refs", "recurring", "nonces", "journal", "callbacks",
+                "callback_attempts", "faults", "merchants")  # fmt: skip
+
 # Identifiers start where the public examples live, so they look like the gateway's.
 FIRST_IDS = {"transactions": 8056020, "card_refs": 1679215, "recurring": 700100}
 
@@ -173,7 +177,67 @@ def next_id_sql(table: str) -> str:
     )
 
 
-class Store:
+class SharedState:
+    """What processes that share a store keep in it besides the orders: persistent values (``meta``), the clock
+    offset and the leases.  The same for SQLite and PostgreSQL (``Store``, ``pgstore.PostgresStore``): only
+    ``_upsert`` is written in each one's words."""
+
+    def one(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> Row | None:
+        raise NotImplementedError
+
+    def execute(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> int:
+        raise NotImplementedError
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        raise NotImplementedError
+
+    def _upsert(self, table: str, key: str, values: Mapping[str, Any]) -> None:
+        """Insert the row, or replace the one with the same ``key``."""
+        raise NotImplementedError
+
+    def meta(self, name: str, default: Callable[[], str]) -> str:
+        """A persistent value (the ACS signing secret), created on first use."""
+        with self.transaction():
+            row = self.one("SELECT value FROM meta WHERE name=?", (name,))
+            if row is not None:
+                return str(row["value"])
+            value = default()
+            self.execute("INSERT INTO meta (name, value) VALUES (?, ?)", (name, value))
+            return value
+
+    def read_offset(self) -> float:
+        row = self.one("SELECT value FROM meta WHERE name='clock_offset'")
+        return float(row["value"]) if row else 0.0
+
+    def set_offset(self, offset: float) -> None:
+        self._upsert("meta", "name", {"name": "clock_offset", "value": repr(offset)})
+
+    def add_offset(self, seconds: float, check: Callable[[float], None]) -> float:
+        """Add ``seconds`` in one transaction (``check(offset)`` may refuse first, given the current offset)."""
+        with self.transaction():
+            current = self.read_offset()
+            check(current)
+            self.set_offset(current + seconds)
+            return current + seconds
+
+    def hold_lease(self, name: str, holder: str, now: float, ttl: float, *, replacing: str = "") -> bool:
+        """Take or renew lease ``name`` for ``holder`` until ``now + ttl`` unless another holder's is still valid
+        (``replacing``: a holder known to be gone, whose lease counts as run out)."""
+        with self.transaction():
+            row = self.one("SELECT holder, until FROM leases WHERE name=?", (name,))
+            if row is not None and row["holder"] not in (holder, replacing) and row["until"] > now:
+                return False
+            self._upsert("leases", "name", {"name": name, "holder": holder, "until": now + ttl})
+            return True
+
+    def lease_holder(self, name: str) -> Row | None:
+        return self.one("SELECT holder, until FROM leases WHERE name=?", (name,))
+
+    def drop_lease(self, name: str, holder: str) -> None:
+        self.execute("DELETE FROM leases WHERE name=? AND holder=?", (name, holder))
+
+
+class Store(SharedState):
     """One SQLite connection shared by the app's threads, guarded by a lock."""
 
     def __init__(self, path: str | Path = ":memory:") -> None:
@@ -242,46 +306,17 @@ class Store:
         """A file other processes may use too (``--workers``, a second simulator on the same ``--db``)."""
         return not self.in_memory
 
-    # --- the clock offset and leases, for processes that share this store ----------------------------
-
-    def read_offset(self) -> float:
-        row = self.one("SELECT value FROM meta WHERE name='clock_offset'")
-        return float(row["value"]) if row else 0.0
-
-    def set_offset(self, offset: float) -> None:
-        self.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('clock_offset', ?)", (repr(offset),))
-
-    def add_offset(self, seconds: float, check: Callable[[float], None]) -> float:
-        with self.transaction():
-            current = self.read_offset()
-            check(current)
-            self.set_offset(current + seconds)
-            return current + seconds
-
-    def hold_lease(self, name: str, holder: str, now: float, ttl: float, *, replacing: str = "") -> bool:
-        """Take or renew lease ``name`` for ``holder`` until ``now + ttl`` unless another holder's is still valid
-        (``replacing``: a holder known to be gone, whose lease counts as run out)."""
-        with self.transaction():
-            row = self.one("SELECT holder, until FROM leases WHERE name=?", (name,))
-            if row is not None and row["holder"] not in (holder, replacing) and row["until"] > now:
-                return False
-            self.execute(
-                "INSERT OR REPLACE INTO leases (name, holder, until) VALUES (?, ?, ?)", (name, holder, now + ttl)
-            )
-            return True
-
-    def lease_holder(self, name: str) -> Row | None:
-        return self.one("SELECT holder, until FROM leases WHERE name=?", (name,))
-
-    def drop_lease(self, name: str, holder: str) -> None:
-        self.execute("DELETE FROM leases WHERE name=? AND holder=?", (name, holder))
-
     def _seed_sequences(self) -> None:
         with self.transaction():
             for table, first in FIRST_IDS.items():
                 row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name=?", (table,)).fetchone()
                 if row is None:
                     self._db.execute("INSERT INTO sqlite_sequence(name, seq) VALUES (?, ?)", (table, first - 1))
+
+    def _upsert(self, table: str, key: str, values: Mapping[str, Any]) -> None:
+        names = ", ".join(values)
+        self.execute(f"INSERT OR REPLACE INTO {table} ({names}) VALUES ({', '.join('?' * len(values))})",
+                     tuple(values.values()))  # fmt: skip
 
     @contextmanager
     def transaction(self) -> Iterator[Store]:
@@ -442,31 +477,10 @@ class Store:
     def reset(self) -> None:
         """Forget every transaction, card, subscription, journal line, callback and fault."""
         with self.transaction():
-            for table in (
-                "transactions",
-                "requests",
-                "card_refs",
-                "recurring",
-                "nonces",
-                "journal",
-                "callbacks",
-                "callback_attempts",
-                "faults",
-            ):
+            for table in RESET_TABLES:
                 self._db.execute(f"DELETE FROM {table}")
             self._db.execute("DELETE FROM sqlite_sequence")
-            self._db.execute("DELETE FROM merchants")
         self._seed_sequences()
-
-    def meta(self, name: str, default: Callable[[], str]) -> str:
-        """A persistent value (the ACS signing secret), created on first use."""
-        with self.transaction():
-            row = self.one("SELECT value FROM meta WHERE name=?", (name,))
-            if row is not None:
-                return str(row["value"])
-            value = default()
-            self.execute("INSERT INTO meta (name, value) VALUES (?, ?)", (name, value))
-            return value
 
     def close(self) -> None:
         with self._lock:
