@@ -39,6 +39,27 @@ FLOW_TAGS = ("threeds", "returns", "tokenization", "payouts", "preauth", "hosted
 _OPEN_STEPS = pytest.StashKey[list[Any]]()  # the Allure steps of the scenario's running Gherkin steps
 
 
+def _leave_the_package_unrewritten() -> None:
+    """pytest rewrites the asserts of every module of a plugin's distribution, so each gatekit module
+    imported in a pytest run goes through ``ast.parse``. The embedded simulator imports modules in its own
+    threads (the app built in the background, lazy imports while answering), and on CPython 3.11
+    two threads in ``ast.parse`` at once can fail with ``SystemError: AST constructor recursion depth
+    mismatch`` (python/cpython#106905). gatekit's modules assert nothing a test reads, so they are imported
+    as they are; test files and conftests (``steps/``, a merchant's own) are still rewritten."""
+    import sys
+
+    for finder in sys.meta_path:
+        marked = getattr(finder, "_must_rewrite", None)
+        if isinstance(marked, set) and "toolkit" in marked:
+            marked.discard("toolkit")
+            cache = getattr(finder, "_marked_for_rewrite_cache", None)
+            if isinstance(cache, dict):
+                cache.clear()
+
+
+_leave_the_package_unrewritten()
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("gatekit", "gatekit: the gateway under test")
     group.addoption(
