@@ -26,14 +26,20 @@ from toolkit.wire import FORM_TYPE, MEDIA_TYPE, encode_form
 Post = Callable[..., requests.Response]
 
 
-STORE = os.environ.get("GATEKIT_TEST_STORE", "memory")  # "postgres": the module's simulator keeps its state there
+# "postgres" or "sqlite" (a file in a temporary folder): where the module's simulator keeps its state
+STORE = os.environ.get("GATEKIT_TEST_STORE", "memory")
 
 
 @pytest.fixture(scope="module")
 def server(request: pytest.FixtureRequest) -> Iterator[SimulatorServer]:
     """The simulator with the demo merchant and an in-memory store, shared by the tests of a module
-    (``GATEKIT_TEST_STORE=postgres``: a database of a throwaway PostgreSQL cluster instead)."""
-    db = request.getfixturevalue("postgres").new_database() if STORE == "postgres" else ":memory:"
+    (``GATEKIT_TEST_STORE=postgres``: a database of a throwaway PostgreSQL cluster instead; ``sqlite``: a file)."""
+    if STORE == "postgres":
+        db = request.getfixturevalue("postgres").new_database()
+    elif STORE == "sqlite":
+        db = str(request.getfixturevalue("tmp_path_factory").mktemp("store") / "simulator.db")
+    else:
+        db = ":memory:"
     with SimulatorServer(db=db) as running:
         yield running
 

@@ -247,6 +247,9 @@ def protocol_class(request_timeout: float, per_address: int = PER_ADDRESS) -> ty
     return type("GuardedH11Protocol", (GuardedH11Protocol,), attributes)
 
 
+GRACEFUL_STOP = 3  # seconds
+
+
 def uvicorn_config(app: Any, settings: SimulatorSettings, *, log_level: str = "warning") -> uvicorn.Config:
     """The server settings of a simulator: guarded connections, a connection limit, no access log, no WebSockets."""
     return uvicorn.Config(
@@ -259,4 +262,7 @@ def uvicorn_config(app: Any, settings: SimulatorSettings, *, log_level: str = "w
         limit_concurrency=max_connections() + PER_ADDRESS,  # (ours closes idle ones first; this, busy ones)
         timeout_keep_alive=KEEP_ALIVE,
         backlog=ACCEPT_BATCH,
+        # a simulator that stops waits this long for answers still on their way (a delay or timeout fault holds
+        # one for minutes), then cancels them
+        timeout_graceful_shutdown=GRACEFUL_STOP,
     )

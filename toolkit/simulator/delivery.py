@@ -129,6 +129,7 @@ class Delivery:
             return
         now = self.engine.clock.now()
         params = dumps(self.engine.outcome_params(tx))
+        shape = self.engine.settings.callback_delay  # the callback_delay setting: the first attempt waits a draw
         for url in urls:
             self.store.insert(
                 "callbacks",
@@ -137,7 +138,7 @@ class Delivery:
                     "login": tx["login"],
                     "url": url,
                     "params": params,
-                    "next_at": now,
+                    "next_at": now + shape.draw() if shape is not None else now,
                     "created_at": now,
                 },
             )

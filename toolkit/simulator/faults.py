@@ -42,6 +42,7 @@ CALLBACK_KINDS = ("fail", "duplicate")
 MAX_COUNT = 10_000
 MAX_DELAY = 600.0
 _DROP = "gatekit.drop"  # scope flag: the middleware closes this request's connection instead of answering
+HOLD = "gatekit.hold"  # scope flag: the answer is held ``shaping.TIMEOUT_HOLD`` seconds (a ``timeout`` fault)
 
 # Finds the asyncio transport of a client address (``scope["client"]``); SimulatorServer provides one.
 TransportFinder = Callable[[tuple[str, int]], asyncio.BaseTransport | None]
@@ -154,6 +155,14 @@ def _describe(row: Row, op: Operation) -> str:
 def operation_hook(request: Request, op: Operation) -> float:
     """``app.state.fault_hook``, called in a gateway thread before every operation: the seconds to delay
     the answer (0 for none), or the injected error (a ``drop`` marks the request for ``DropMiddleware``)."""
+    shaped = request.app.state.settings.fault_rate.draw()  # the fault_rate setting: a share of all requests
+    if shaped in ("error", "drop"):
+        described = f"injected fault: {shaped} on {op.name} (fault_rate)"
+        if shaped == "drop":
+            request.scope[_DROP] = True
+        raise server_error(described)
+    if shaped == "timeout":
+        request.scope[HOLD] = True  # answered, then held (``routes.respond``): the client gives up first
     store: Store = request.app.state.store
     row = take(store, op.name, ANY_OPERATION)
     if row is None:

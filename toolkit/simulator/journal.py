@@ -180,14 +180,20 @@ class StoreJournal:
             batch = [self._queue.popleft() for _ in range(len(self._queue))]
             if not batch:
                 return
+            # rows made before the write lock is taken (``entry`` masked them: not scanned again), written in one
+            # statement: a thread that holds the write lock gives the GIL away (and waits for it) at every call
+            rows = [
+                {**entry, "fields": dumps(entry["fields"]), "warnings": dumps(entry["warnings"])} for entry in batch
+            ]
+            latest = max(entry["at"] for entry in batch)
+            before, self._inserts = self._inserts, self._inserts + len(rows)
             with self.store.transaction():
-                for entry in batch:
-                    row = {**entry, "fields": dumps(entry["fields"]), "warnings": dumps(entry["warnings"])}
-                    self.store.insert("journal", row)
-                    self._inserts += 1
-                    # every PRUNE_EVERY rows, and whenever the clock moved on (an advanced clock ages rows at once)
-                    if self._inserts % PRUNE_EVERY == 0 or entry["at"] - self._pruned_at > min(60.0, self._retention):
-                        self._prune(entry["at"])
+                self.store.insert_many("journal", rows)
+                # every PRUNE_EVERY rows, and whenever the clock moved on (an advanced clock ages rows at once)
+                if before // PRUNE_EVERY != self._inserts // PRUNE_EVERY or latest - self._pruned_at > min(
+                    60.0, self._retention
+                ):
+                    self._prune(latest)
 
     def close(self) -> None:
         """Write what waits and stop the thread (before the store closes)."""

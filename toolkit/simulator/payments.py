@@ -17,7 +17,9 @@ from toolkit.simulator import payouts, threeds
 from toolkit.simulator.engine import Call, Engine, Result, new_token
 from toolkit.simulator.errors import SimError, state_error
 from toolkit.simulator.plans import card_values, expiry_plan, plan_of
+from toolkit.simulator.shaping import chance
 from toolkit.simulator.store import Row, dumps
+from toolkit.testdata.outcomes import GENERIC_DECLINE, CardOutcome
 from toolkit.validation import Problem, request_problems
 
 KIND_OF = {
@@ -31,6 +33,9 @@ KIND_OF = {
     "payout_form": "payout",
 }
 # What the payer enters on a hosted page; checked with the sale operation's rules.
+# A card payment the decline_rate setting declines (an approving CVV2 drawn into the decline mix)
+MIXED_DECLINE = CardOutcome("declined (decline_rate)", "", Status.DECLINED, "none", GENERIC_DECLINE.error_code,
+                            GENERIC_DECLINE.error_message, "declined: the decline_rate setting")  # fmt: skip
 CARD_FORM_FIELDS = ("credit_card_number", "card_printed_name", "expire_month", "expire_year", "cvv2")
 PAYOUT_FORM_FIELDS = ("credit_card_number", "card_printed_name", "expire_month", "expire_year")
 
@@ -58,6 +63,8 @@ def card_plan(
     3-D Secure step, whatever its CVV2; a lenient simulator lets it through with a warning.
     """
     outcome = engine.settings.outcome_for_cvv(fields["cvv2"])
+    if outcome.status is Status.APPROVED and chance(engine.settings.decline_rate):  # the decline_rate setting
+        outcome = MIXED_DECLINE
     expired = expiry_plan(
         engine.clock.now(),
         fields.get("expire_month", ""),

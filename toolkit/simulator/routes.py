@@ -23,7 +23,8 @@ from toolkit.operations import AuthScheme, Operation, iter_operations
 from toolkit.simulator import checks, destinations, faults, journal, limits, pools, render, urls
 from toolkit.simulator.engine import Call, Engine
 from toolkit.simulator.errors import SimError, endpoint_error, server_error
-from toolkit.simulator.store import Store
+from toolkit.simulator.shaping import TIMEOUT_HOLD
+from toolkit.simulator.store import Store, StoreBusy
 from toolkit.wire import FORM_TYPE, MEDIA_TYPE, asks_for_json
 
 if TYPE_CHECKING:
@@ -159,27 +160,43 @@ def make_handler(op: Operation, by_group: bool) -> Handler:
 async def respond(request: Request, op: Operation, by_group: bool, raw: bytes) -> Answer:
     """The answer to the body ``raw`` of a request for ``op`` (a delay fault waits here: no thread held)."""
     serial = render.new_serial()
-    delay = request.app.state.settings.answer_delay
-    if delay > 0:  # (a slow gateway or network: no thread is held while it waits)
+    settings = request.app.state.settings
+    delay = settings.answer_delay + (settings.answer_latency.draw() if settings.answer_latency else 0.0)
+    if delay > 0:  # (a slow gateway or network, answer_latency: no thread is held while it waits)
         await asyncio.sleep(delay)
     answered = await _answer(request, op, by_group, raw, serial, faults=True)
     if isinstance(answered, float):  # a delay fault: wait here, then answer
         await asyncio.sleep(answered)
         answered = await _answer(request, op, by_group, raw, serial, faults=False)
     assert isinstance(answered, render.GatewayResponse)
+    if request.scope.get(faults.HOLD):  # a timeout fault (fault_rate): done, and answered too late
+        await asyncio.sleep(TIMEOUT_HOLD)
     return answered
 
 
 async def _answer(
     request: Request, op: Operation, by_group: bool, raw: bytes, serial: str, *, faults: bool
 ) -> Answer | float:
-    """``answer`` on the event loop when it cannot wait there (small body, free in-memory store), else in a thread."""
+    """``answer`` on the event loop when it need not wait there, else in a thread.
+
+    On the loop: a small body, and an in-memory store no other thread holds, or a SQLite file whose writes do not
+    wait (``Store.without_waiting``: a write lock held by another thread, or by another process beyond a moment,
+    gives the request to a thread before anything is written).  A thread hand-off costs more than a sale's
+    work; PostgreSQL answers over the network, always in a thread."""
     store: Store = request.app.state.store
-    if len(raw) <= INLINE_BYTES and store.in_memory and store.hold_if_free():
-        try:
-            return answer(request, op, by_group, raw, serial, faults=faults)
-        finally:
-            store.release()
+    if len(raw) <= INLINE_BYTES:
+        if store.in_memory:
+            if store.hold_if_free():
+                try:
+                    return answer(request, op, by_group, raw, serial, faults=faults)
+                finally:
+                    store.release()
+        elif isinstance(store, Store):
+            try:
+                with store.without_waiting():
+                    return answer(request, op, by_group, raw, serial, faults=faults)
+            except StoreBusy:
+                pass
     return await pools.run(pools.of(request).gateway, answer, request, op, by_group, raw, serial, faults=faults)
 
 
@@ -203,6 +220,8 @@ def answer(request: Request, op: Operation, by_group: bool, raw: bytes, serial: 
         body, status = render.result_body(engine, engine.handle(call), call, public_base(request)), 200
     except SimError as error:
         body, status = render.error_body(serial, error), error.http_status
+    except StoreBusy:  # (on the event loop, nothing written: answered again in a thread)
+        raise
     except Exception as exc:  # a bug: say so in the gateway's format, and log it
         log.exception("simulator failure in %s", op.name)
         body, status = render.error_body(serial, server_error(f"internal error: {exc.__class__.__name__}")), 500

@@ -20,6 +20,10 @@
     callback_hosts = ["hooks.acme.example", "10.0.0.5:9000"]  # callback hosts besides loopback
     public_url = "http://sim.example:8080"  # the base of addresses handed out (default: the socket's own)
     lenient = false                   # true: forgive what the production gateway refuses (journal warns)
+    answer_latency = { p50 = 0.3, p99 = 2.0 }  # load shaping (``toolkit.simulator.shaping``): answers wait a draw
+    decline_rate = 0.05                # card payments declined whatever their CVV2
+    fault_rate = { error = 0.01, drop = 0.005, timeout = 0.002 }  # gateway requests that go wrong
+    callback_delay = { p50 = 1.0, p99 = 10.0 }  # seconds before a callback's first attempt
 
     [simulator.outcomes]               # rows of the CVV2 outcome table replaced (after the keys above)
     "116" = { status = "declined", error_code = "05", error_message = "Do not honor" }
@@ -53,6 +57,14 @@ from toolkit.keys import KeyProblem, load_public_key
 from toolkit.masking import Secret
 from toolkit.models import Status
 from toolkit.money import MoneyError, currency_exponent, to_minor_units
+from toolkit.simulator.shaping import (
+    FaultRates,
+    Latency,
+    ShapeError,
+    parse_fault_rates,
+    parse_latency,
+    parse_share,
+)
 from toolkit.testdata.outcomes import CardOutcome, outcome_for_cvv
 
 
@@ -102,6 +114,11 @@ class SimulatorSettings:
     journal_retention: float = 7 * 86400.0
     callback_hosts: tuple[str, ...] = ()
     public_url: str = ""
+    # load shaping (``toolkit.simulator.shaping``): none by default
+    answer_latency: Latency | None = None
+    decline_rate: float = 0.0
+    fault_rate: FaultRates = field(default_factory=FaultRates)
+    callback_delay: Latency | None = None
     control_token: Secret | None = field(default=None, repr=False, compare=False)  # --control-token only
 
     def is_lenient(self, merchant: Merchant) -> bool:
@@ -299,7 +316,21 @@ def public_url_problem(value: str) -> str | None:
     return None
 
 
+def _shaped(parser: Any) -> Any:
+    def parse(where: str, name: str, value: Any) -> Any:
+        try:
+            return parser(where, name, value)
+        except ShapeError as exc:
+            raise SettingsError(str(exc)) from None
+
+    return parse
+
+
 _PARSERS = {
+    "answer_latency": _shaped(parse_latency),
+    "callback_delay": _shaped(parse_latency),
+    "decline_rate": _shaped(parse_share),
+    "fault_rate": _shaped(parse_fault_rates),
     "callback_retry": _retry,
     "lenient": _flag,
     "max_body_bytes": _count,

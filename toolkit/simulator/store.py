@@ -18,6 +18,7 @@ import operator
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -147,11 +148,23 @@ _KEPT_IN = {str: "TEXT", int: "INTEGER", float: "REAL"}  # the column type that 
 
 
 _InsertPlan = tuple[str | None, tuple[str, ...], _Columns]
+INSERT_CHUNK = 500  # rows per statement of ``insert_many`` (SQLite takes up to 32766 parameters in one)
 MAX_INSERT_PLANS = 256  # (table, names, value types) seen; the engine uses a handful
 
 
 class StoreError(RuntimeError):
     """A database the simulator cannot use; the message says why and what to do."""
+
+
+class StoreBusy(Exception):
+    """A write on the event loop (``without_waiting``) would wait for a lock: nothing was written, and the request
+    is answered again in a thread, which may wait."""
+
+
+# How long a write on the event loop waits for another process's write lock before it gives up (``StoreBusy``):
+# other processes hold it for a fraction of a millisecond per request; a checkpoint or a long batch holds it longer,
+# and the request then goes to a thread rather than stall the loop
+LOOP_PATIENCE = 0.002
 
 
 MAX_ROW_ID = 2**63 - 1  # SQLite's largest INTEGER
@@ -194,6 +207,19 @@ class SharedState:
     def _upsert(self, table: str, key: str, values: Mapping[str, Any]) -> None:
         """Insert the row, or replace the one with the same ``key``."""
         raise NotImplementedError
+
+    def insert_many(self, table: str, rows: list[dict[str, Any]]) -> None:
+        """Rows with the same names, masked already (the journal's entries), in a few multi-row statements: one
+        call into the database per ``INSERT_CHUNK`` rows, where each call lets other threads take the GIL (a
+        writer that holds the processes' write lock waits to get it back)."""
+        if not rows:
+            return
+        names = tuple(rows[0])
+        one = "(" + ", ".join("?" * len(names)) + ")"
+        for start in range(0, len(rows), INSERT_CHUNK):
+            chunk = rows[start : start + INSERT_CHUNK]
+            params = tuple(row[name] for row in chunk for name in names)
+            self.execute(f"INSERT INTO {table} ({', '.join(names)}) VALUES {', '.join([one] * len(chunk))}", params)
 
     def meta(self, name: str, default: Callable[[], str]) -> str:
         """A persistent value (the ACS signing secret), created on first use."""
@@ -251,6 +277,13 @@ class Store(SharedState):
         # Processes that share a file take turns to write through a lock file beside it (``flock``): a waiting
         # writer wakes the moment the lock is free, where SQLite's own busy handler sleeps 1 to 100 ms between tries
         self._writers: int | None = None
+        # A file's reads outside a transaction go through a second connection (WAL: readers never wait for a
+        # writer), so a thread that reads never queues behind one that waits for another process's write lock;
+        # the thread inside a transaction (``_writer``) reads through the writing connection, its own writes included
+        self._reader: sqlite3.Connection | None = None
+        self._read_lock = threading.Lock()
+        self._writer: int | None = None
+        self._hurried: int | None = None  # the thread (the event loop's) whose first write may not wait
         if self.path != ":memory:":
             self._writers = os.open(f"{self.path}.writers", os.O_RDWR | os.O_CREAT, 0o600)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -267,6 +300,11 @@ class Store(SharedState):
         self._migrate()
         self._db.executescript(SCHEMA)
         self._seed_sequences()
+        if self.path != ":memory:":
+            self._reader = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._reader.row_factory = _dict_row
+            self._reader.execute("PRAGMA mmap_size=268435456")
+            self._reader.execute("PRAGMA query_only=ON")
 
     def _check_version(self) -> None:
         """A database file written by an earlier gatekit (one transaction per orderid) cannot be read."""
@@ -319,17 +357,34 @@ class Store(SharedState):
                      tuple(values.values()))  # fmt: skip
 
     @contextmanager
+    def without_waiting(self) -> Iterator[None]:
+        """Work on the event loop: until its first write, a write that would wait for a lock (another thread's,
+        or another process's beyond ``LOOP_PATIENCE``) raises ``StoreBusy`` with nothing written; once one write
+        has begun, the rest of the work waits as anywhere."""
+        self._hurried = threading.get_ident()
+        try:
+            yield
+        finally:
+            self._hurried = None
+
+    @contextmanager
     def transaction(self) -> Iterator[Store]:
         """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on error); re-entrant in one thread."""
-        with self._lock:
+        hurried = self._hurried is not None and self._hurried == threading.get_ident()
+        if not self._lock.acquire(timeout=LOOP_PATIENCE if hurried else -1):
+            raise StoreBusy("another thread of this process is writing")
+        try:
             if self._db.in_transaction:
                 yield self
                 return
             if self._writers is not None:  # (another process may write: queue in the kernel, not in SQLite's sleeps)
-                fcntl.flock(self._writers, fcntl.LOCK_EX)
+                self._lock_file(hurried)
+            if hurried:  # a write begins: what follows in this request waits as anywhere
+                self._hurried = None
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 self._after_commit = []
+                self._writer = threading.get_ident()
                 try:
                     yield self
                 except BaseException:
@@ -338,19 +393,42 @@ class Store(SharedState):
                     raise
                 self._db.execute("COMMIT")
             finally:
+                self._writer = None
                 if self._writers is not None:
                     fcntl.flock(self._writers, fcntl.LOCK_UN)
             done, self._after_commit = self._after_commit, []
+        finally:
+            self._lock.release()
         for action in done:
             action()
 
+    def _lock_file(self, hurried: bool) -> None:
+        """The processes' write lock (``flock`` on ``<db>.writers``); hurried: ``StoreBusy`` past ``LOOP_PATIENCE``."""
+        assert self._writers is not None
+        if not hurried:
+            fcntl.flock(self._writers, fcntl.LOCK_EX)
+            return
+        deadline = time.monotonic() + LOOP_PATIENCE
+        while True:
+            try:
+                fcntl.flock(self._writers, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise StoreBusy("another process is writing") from None
+                time.sleep(0)  # (the holder runs on the other core: ask again at once)
+
     def after_commit(self, action: Callable[[], object]) -> None:
         """Run ``action`` once the current transaction has committed (never if it rolls back); at once outside one."""
-        with self._lock:
-            if self._db.in_transaction:
-                self._after_commit.append(action)
-                return
+        if self._writer == threading.get_ident():  # (only the thread inside a transaction is its writer)
+            self._after_commit.append(action)
+            return
         action()
+
+    def _statement(self) -> AbstractContextManager[Any]:
+        """What one write statement holds: the store's lock, and for a file a transaction of its own (other
+        processes' writes queue on the same file lock; on the event loop, ``StoreBusy`` rather than a wait)."""
+        return self.transaction() if self._writers is not None else self._lock
 
     @property
     def in_memory(self) -> bool:
@@ -365,21 +443,31 @@ class Store(SharedState):
 
     def execute(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> int:
         """Run a statement; returns lastrowid (inserts) or rowcount."""
-        with self._lock:
+        with self._statement():
             cursor = self._db.execute(sql, params)
             return cursor.lastrowid if sql.lstrip().upper().startswith("INSERT") else cursor.rowcount  # type: ignore[return-value]
 
     def count(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> int:
         """Run a statement; the rows it affected (an ``INSERT OR IGNORE`` that ignored: 0)."""
-        with self._lock:
+        with self._statement():
             return self._db.execute(sql, params).rowcount
 
     def one(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> Row | None:
+        if self._reader is not None and self._writer != threading.get_ident():
+            with self._read_lock:
+                cursor = self._reader.execute(sql, params)
+                first: Row | None = cursor.fetchone()
+                cursor.close()  # (the statement done: its read snapshot let go)
+            return first
         with self._lock:
             row: Row | None = self._db.execute(sql, params).fetchone()
         return row
 
     def all(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> list[Row]:
+        if self._reader is not None and self._writer != threading.get_ident():
+            with self._read_lock:
+                found: list[Row] = self._reader.execute(sql, params).fetchall()
+            return found
         with self._lock:
             rows: list[Row] = self._db.execute(sql, params).fetchall()
             return rows
@@ -397,7 +485,7 @@ class Store(SharedState):
 
     def returning(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> Row | None:
         """The first row of a statement with ``RETURNING *`` (an update or insert and its read in one statement)."""
-        with self._lock:
+        with self._statement():
             rows: list[Row] = self._db.execute(sql, params).fetchall()  # read to the end: the statement is done
         return rows[0] if rows else None
 
@@ -418,7 +506,7 @@ class Store(SharedState):
                 self._insert_plans[key] = plan
         sql, floats, columns = plan
         if sql is not None and all(values[name] == values[name] for name in floats):  # a NaN is stored as NULL
-            with self._lock:
+            with self._statement():
                 rowid = self._db.execute(sql, tuple(values.values())).lastrowid  # (by position: names cost more)
             row = dict(columns.defaults)
             row.update(values)
@@ -484,6 +572,9 @@ class Store(SharedState):
 
     def close(self) -> None:
         with self._lock:
+            if self._reader is not None:
+                with self._read_lock:
+                    self._reader.close()
             self._db.close()
             if self._writers is not None:
                 os.close(self._writers)
