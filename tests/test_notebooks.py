@@ -44,10 +44,10 @@ def test_the_leak_scanner_finds_what_it_looks_for():
     assert leaks("pan 4538977399606732.") == ["card number 4538977399606732"]
 
 
-def test_the_six_walkthroughs_are_there():
+def test_the_seven_walkthroughs_are_there():
     assert [path.stem for path in PATHS] == [
         "01-quickstart", "02-3ds-walkthrough", "03-refunds-and-rebills", "04-signing-debugger", "05-explorer",
-        "06-drift",
+        "06-drift", "07-load",
     ]  # fmt: skip
 
 
@@ -69,6 +69,9 @@ def test_notebooks_define_no_library_logic(path: Path):
     tree = ast.parse(source)
     defined = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Lambda))]
     assert defined == []
+    if path.stem == "07-load":  # (the simulator runs inside gatekit load, beside Locust)
+        assert "from toolkit.load.notebook import run_load" in source
+        return
     assert "from toolkit import notebook as nb" in source and "nb.start_simulator(" in source
 
 
@@ -92,6 +95,7 @@ PICTURES = {
     "03-refunds-and-rebills": {"image/svg+xml"},
     "05-explorer": {"application/vnd.jupyter.widget-view+json", "text/html"},
     "06-drift": {"text/html"},  # the drift table, and the two diagrams side by side
+    "07-load": {"image/svg+xml", "text/markdown"},  # the latency and mix charts, the run's summary
 }
 WIDGET = "application/vnd.jupyter.widget-view+json"
 

@@ -25,7 +25,7 @@ from toolkit._version import __version__
 from toolkit.commands.common import Handler, UsageError
 
 COMMANDS = ["init", "certify", "call", "sign", "keys", "operations", "listen", "simulate", "proxy", "drift",
-            "notebooks"]  # fmt: skip
+            "load", "notebooks"]  # fmt: skip
 
 EXIT_OK = 0
 EXIT_FAILED = 1

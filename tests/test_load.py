@@ -1,0 +1,159 @@
+"""``gatekit load`` (issue 22): the certification flows as Locust users, a distributed run, the reports, the
+safety of a target that is not a simulator; the plan and the summary as plain functions.
+
+Locust patches the standard library for gevent when it is imported: every run here is a subprocess, as users
+start it; this process never imports ``toolkit.load.users``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolkit.load.plan import FLOWS, LoadPlan, PlanError, parse_think, parse_weights
+from toolkit.load.report import Failure, Results, Row, failure_of, summary_markdown
+
+from .simulator.workers import start_workers
+
+GATEKIT = [sys.executable, "-m", "toolkit.cli"]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    clean = {name: value for name, value in os.environ.items() if not name.startswith(("GATEWAY_", "GATEKIT_"))}
+    return {**clean, **extra}
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+# --- the plan ------------------------------------------------------------------------------------------
+
+
+def test_weights_name_the_flows_and_refuse_unknown_ones():
+    assert parse_weights("sale=5, threeds=2") == {"sale": 5, "threeds": 2}
+    with pytest.raises(PlanError, match="unknown flow 'sael'; flows: sale, threeds"):
+        parse_weights("sael=1")
+    with pytest.raises(PlanError, match="the weight of sale must be a whole number >= 0, got 'x'"):
+        parse_weights("sale=x")
+    with pytest.raises(PlanError, match="give at least one flow a weight above 0"):
+        parse_weights("sale=0")
+
+
+def test_think_times_and_the_load_table():
+    assert parse_think("0.5,2") == (0.5, 2.0) and parse_think("1") == (1.0, 1.0)
+    with pytest.raises(PlanError, match="MIN,MAX seconds with 0 <= MIN <= MAX"):
+        parse_think("2,1")
+    plan = LoadPlan().with_table({"weights": {"payout": 3}, "think": [0, 0.1], "callback_timeout": 3, "max_rps": 9})
+    assert (plan.weights, plan.think, plan.callback_timeout, plan.max_rps) == ({"payout": 3}, (0.0, 0.1), 3.0, 9.0)
+    assert LoadPlan.from_json(plan.to_json()) == plan
+    with pytest.raises(PlanError, match=r"\[load\]: unknown settings users; known: weights"):
+        LoadPlan().with_table({"users": 5})
+
+
+# --- the summary ---------------------------------------------------------------------------------------
+
+
+def test_failures_are_read_by_kind_as_locust_keeps_them():
+    local = failure_of("flow", "sale", "declined: declined: Do not honor", 3)  # (an exception's str, one process)
+    remote = failure_of("gateway", "sale", "LoadFailure('server-error: injected fault')", 2)  # (a worker's repr)
+    assert (local.kind, local.reason) == ("declined", "declined: Do not honor")
+    assert (remote.kind, remote.reason) == ("server-error", "injected fault")
+    assert failure_of("flow", "x", "ZeroDivisionError('boom')", 1).kind == "other"
+
+
+def test_the_summary_says_what_failed_and_the_callbacks():
+    rows = (
+        Row("flow", "sale", 100, 5, 10.0, 40.0, 90.0, 120.0),
+        Row("gateway", "sale", 100, 2, 10.0, 5.0, 9.0, 12.0),
+        Row("callback", "received", 98, 0, 9.8, 1.0, 2.0, 3.0),
+        Row("callback", "lost", 2, 2, 0.2, 15000.0, 15000.0, 15000.0),
+    )
+    failures = (Failure("flow", "sale", "declined", "declined: Do not honor", 3),
+                Failure("callback", "lost", "callback-lost", "not received within 15 s", 2))  # fmt: skip
+    text = summary_markdown(Results("http://sim/paynet", 10, 10.0, rows, failures, workers=2))
+    assert text.startswith("# gatekit load: FAILURES\n")
+    assert "10 users, 2 Locust workers, 10 s; 100 flows (10.0/s), 5 failed." in text
+    assert "Callbacks: 98 received of 100 expected, 2 lost, 0 duplicated." in text
+    assert "| sale | 100 | 5 (5.0%) | 10.0 | 40 | 90 | 120 |" in text
+    assert "| declined | 3 | flow sale: declined: Do not honor (3) |" in text
+
+
+# --- runs ----------------------------------------------------------------------------------------------
+
+
+def test_a_distributed_run_with_a_master_and_two_workers(tmp_path: Path):
+    """Master and two workers, processes on this machine, against the simulator the master starts: every flow
+    runs, each expected callback arrives once, and Locust's and gatekit's reports are written."""
+    port, reports = _free_port(), tmp_path / "reports"
+    master = subprocess.Popen(
+        [*GATEKIT, "load", "--master", "--expect-workers", "2", "--master-bind-host", "127.0.0.1",
+         "--master-bind-port", str(port), "--headless", "-u", "8", "-r", "8", "-t", "5s", "--think", "0,0.1",
+         "--reports", str(reports), "--", "--only-summary"],
+        cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    workers = [
+        subprocess.Popen([*GATEKIT, "load", "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)],
+                         cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for _ in range(2)
+    ]  # fmt: skip
+    output, _ = master.communicate(timeout=120)
+    for worker in workers:
+        worker.communicate(timeout=60)
+    assert master.returncode == 0, output[-3000:]
+    results = json.loads((reports / "results.json").read_text())
+    assert results["workers"] == 2 and results["users"] == 8
+    flows = {row["name"]: row for row in results["rows"] if row["type"] == "flow"}
+    assert set(flows) == set(FLOWS), flows.keys()
+    assert all(row["requests"] >= 1 and row["failures"] == 0 for row in flows.values()), flows
+    callbacks = results["callbacks"]
+    assert callbacks["expected"] >= sum(row["requests"] for row in flows.values())  # one at least per flow
+    assert callbacks["received"] == callbacks["expected"] and callbacks["lost"] == callbacks["duplicates"] == 0
+    operations = {row["name"]: row["requests"] for row in results["rows"] if row["type"] == "gateway"}
+    # (a flow cut by the end of the run sent its requests, but is not counted: at most one per user)
+    assert 0 <= operations["upload_cres_result"] - flows["threeds"]["requests"] <= 8
+    assert 0 <= operations["capture"] - flows["preauth_capture"]["requests"] <= 8
+    for name in ("report.html", "load_stats.csv", "load_failures.csv", "summary.md"):
+        assert (reports / name).stat().st_size > 0, name
+    assert (reports / "summary.md").read_text().startswith("# gatekit load: PASS")
+
+
+def test_a_gateway_that_is_not_a_simulator_is_refused(tmp_path: Path):
+    env = _env(GATEWAY_BASE_URL="https://sandbox.gateway.example/paynet", GATEWAY_LOGIN="acme",
+               GATEWAY_CONTROL_KEY="k" * 20, GATEWAY_ENDPOINT_ID="1")  # fmt: skip
+    run = subprocess.run([*GATEKIT, "load", "--profile", "sandbox", "--headless", "-t", "1s"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert run.returncode == 2, run.stderr
+    assert "is not a gatekit simulator" in run.stderr and "--target-is-not-a-simulator" in run.stderr
+    assert not (tmp_path / "reports").exists()
+
+
+def test_the_rate_cap_holds_against_a_gateway_that_is_not_a_simulator(tmp_path: Path):
+    """A simulator seen as a sandbox (the sandbox profile, pointed at it): with --target-is-not-a-simulator the
+    whole run sends at most --max-rps requests a second."""
+    from toolkit import demo
+
+    simulator = start_workers(1)
+    try:
+        env = _env(GATEWAY_BASE_URL=simulator.base_url, GATEWAY_LOGIN=demo.LOGIN, GATEWAY_CONTROL_KEY=demo.CONTROL_KEY,
+                   GATEWAY_ENDPOINT_ID=demo.ENDPOINT_ID)  # fmt: skip
+        run = subprocess.run(
+            [*GATEKIT, "load", "--profile", "sandbox", "--target-is-not-a-simulator", "--max-rps", "4",
+             "--weights", "sale=1", "--headless", "-u", "20", "-r", "20", "-t", "5s", "--think", "0",
+             "--reports", str(tmp_path / "reports"), "--", "--only-summary"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        simulator.stop()
+    assert run.returncode in (0, 1), run.stdout[-2000:] + run.stderr[-2000:]
+    results = json.loads((tmp_path / "reports" / "results.json").read_text())
+    sent = sum(row["requests"] for row in results["rows"] if row["type"] == "gateway")
+    assert 2 * 5 <= sent <= 4 * results["seconds"] + 2, (sent, results["seconds"])
