@@ -507,3 +507,25 @@ def test_a_forwarded_receiver_is_called_back_under_the_public_url():
         forwarded_callback_url("https://hooks.acme.example/gateway/") == "https://hooks.acme.example/gateway/callback"
     )
     assert forwarded_callback_url(None) is None and forwarded_callback_url("") is None
+
+
+def test_the_receiver_accepts_a_burst_of_connections():
+    """A hundred connections at once (a load run's payers and callbacks) wait to be accepted: none is refused,
+    reset or left unanswered (socketserver's default queue of 5 reset them)."""
+    from toolkit.callbacks.server import Answer, ReceiverServer
+
+    server = ReceiverServer(("127.0.0.1", 0), lambda arrival: Answer(200, "text/plain", b"OK"))
+    port = server.server_address[1]
+    sockets = [socket.create_connection(("127.0.0.1", port), timeout=0.5) for _ in range(100)]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        for sock in sockets:
+            sock.sendall(b"GET /callback?orderid=1&status=approved HTTP/1.0\r\nHost: x\r\n\r\n")
+        answers = [sock.recv(64) for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+        server.shutdown()
+        server.server_close()
+    assert all(answer.startswith(b"HTTP/1.0 200") for answer in answers)

@@ -19,6 +19,7 @@ import pytest
 from toolkit.load.plan import FLOWS, LoadPlan, PlanError, parse_think, parse_weights
 from toolkit.load.report import Failure, Results, Row, failure_of, summary_markdown
 
+from .recording_server import RecordingServer
 from .simulator.workers import start_workers
 
 GATEKIT = [sys.executable, "-m", "toolkit.cli"]
@@ -157,3 +158,59 @@ def test_the_rate_cap_holds_against_a_gateway_that_is_not_a_simulator(tmp_path: 
     results = json.loads((tmp_path / "reports" / "results.json").read_text())
     sent = sum(row["requests"] for row in results["rows"] if row["type"] == "gateway")
     assert 2 * 5 <= sent <= 4 * results["seconds"] + 2, (sent, results["seconds"])
+
+
+def test_every_request_says_it_is_a_load_test(tmp_path: Path):
+    """Seen on the socket of a server that is not a simulator: the header, with the run's id."""
+    with RecordingServer() as server:
+        server.reply({"type": "validation-error", "error-message": "refused by the recording server"}, status=400)
+        env = _env(GATEWAY_BASE_URL=server.base_url, GATEWAY_LOGIN="acme", GATEWAY_CONTROL_KEY="k" * 20,
+                   GATEWAY_ENDPOINT_ID="1")  # fmt: skip
+        run = subprocess.run(
+            [*GATEKIT, "load", "--profile", "sandbox", "--target-is-not-a-simulator", "--max-rps", "20",
+             "--weights", "sale=1", "--headless", "-u", "2", "-r", "2", "-t", "2s", "--think", "0.2",
+             "--reports", str(tmp_path / "reports"), "--", "--only-summary"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        headers = {request.header("X-Load-Test") for request in server.requests}
+    assert run.returncode == 1, run.stdout[-2000:]  # every flow refused: Locust's exit status says so
+    (header,) = headers
+    assert header is not None and header.startswith("gatekit ") and len(header.split()[1]) == 12
+    summary = (tmp_path / "reports" / "summary.md").read_text()
+    assert "| refused |" in summary and "# gatekit load: FAILURES" in summary
+
+
+LOCUSTFILE = """
+from locust import task
+
+from toolkit.load import GatewayUser
+from toolkit.load.flows import FlowRun, sale
+
+
+class Checkout(GatewayUser):
+    @task
+    def checkout_then_status(self):
+        def flow(merchant, payer, run: FlowRun) -> None:
+            sale(merchant, payer, run)
+            merchant.client.status(client_orderid="no-such-order", orderid="1")  # refused: counted, not fatal
+
+        self.run_flow("checkout", flow)
+"""
+
+
+def test_a_locustfile_of_ones_own_extends_gateway_user(tmp_path: Path):
+    """Locust's own command with a merchant's locustfile: its flow is reported beside gatekit's."""
+    (tmp_path / "locustfile.py").write_text(LOCUSTFILE)
+    simulator = start_workers(1)
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "locust", "-f", "locustfile.py", "--headless", "-u", "2", "-r", "2", "-t", "3s",
+             "--host", simulator.base_url, "--only-summary", "--csv", "out"],
+            cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        simulator.stop()
+    stats = (tmp_path / "out_stats.csv").read_text()
+    assert ",checkout," in stats.replace('"', "") and "flow" in stats, run.stdout[-2000:] + run.stderr[-2000:]
+    failures = (tmp_path / "out_failures.csv").read_text()
+    assert "refused" in failures  # the status of an unknown order, by kind

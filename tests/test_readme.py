@@ -139,4 +139,4 @@ def test_the_notebooks_example_copies_them_as_written(tmp_path):
     done = subprocess.run([gatekit, *shlex.split(line)[1:]], cwd=tmp_path, capture_output=True, text=True,
                           timeout=60, check=False)  # fmt: skip
     assert done.returncode == 0 and "jupyter lab notebooks" in done.stdout, done.stdout + done.stderr
-    assert len(list((tmp_path / "notebooks").glob("*.ipynb"))) == 6
+    assert len(list((tmp_path / "notebooks").glob("*.ipynb"))) == 7  # (the README says seven)

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import random
+import signal
 import statistics
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -26,8 +29,6 @@ from toolkit.simulator.settings import SettingsError, default_settings, load_set
 from toolkit.simulator.shaping import FaultRates, Latency
 from toolkit.testdata import sale_fields
 from toolkit.wire import FORM_TYPE, MEDIA_TYPE, decode_response, encode_form
-
-from .workers import start_workers
 
 
 def signed_body(fields: dict[str, str]) -> str:
@@ -100,18 +101,28 @@ def _sales(base_url: str, count: int, threads: int = 16) -> list[tuple[float, in
 
 
 def test_answers_take_the_configured_latency_over_http(tmp_path: Path):
-    """``gatekit simulate`` as users start it, in its own process: what a client measures is the draw plus the
-    answer's own work (a few ms)."""
-    config = tmp_path / "sim.toml"
+    """``gatekit simulate`` as users start it, in its own process, its line per request on: each line gives the
+    time from the request to its answer as the simulator served it (the draw and the answer's own work, without
+    this machine's client threads and scheduling, which a loaded CI machine adds)."""
+    config, log = tmp_path / "sim.toml", tmp_path / "requests.log"
     config.write_text("[simulator]\nanswer_latency = { p50 = 0.05, p99 = 0.25 }\n")
-    simulator = start_workers(1, "--config", str(config))
+    command = [sys.executable, "-m", "toolkit.cli", "simulate", "--port", "0", "--config", str(config)]
+    with log.open("w") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, text=True)
     try:
-        times = [seconds for seconds, status, _ in _sales(simulator.base_url, 400, threads=8) if status == 200]
+        deadline = time.monotonic() + 60
+        while "stop: " not in log.read_text() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # (the header ends with how to stop it: then it listens)
+        base_url = log.read_text().splitlines()[0].split()[-1]
+        results = _sales(base_url, 600, threads=12)
     finally:
-        simulator.stop()
-    assert len(times) == 400
-    assert 0.05 * 0.9 <= statistics.median(times) <= 0.05 * 1.3, statistics.median(times)
-    assert 0.25 * 0.75 <= quantile(times, 0.99) <= 0.25 * 1.5, quantile(times, 0.99)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    served = [int(line.rsplit(" ", 2)[-2]) / 1000 for line in log.read_text().splitlines() if " sale 200 " in line]
+    assert len(served) == 600 and all(status == 200 for _, status, _ in results)
+    assert 0.05 * 0.9 <= statistics.median(served) <= 0.05 * 1.2, statistics.median(served)
+    # the 99th percentile of 600 draws: its sampling error alone is about 12% here
+    assert 0.25 * 0.7 <= quantile(served, 0.99) <= 0.25 * 1.4, quantile(served, 0.99)
 
 
 def test_the_fault_rate_and_the_decline_mix_over_http():

@@ -97,6 +97,9 @@ class ReceiverServer(ThreadingHTTPServer):
     """A threading HTTP server that hands every request to ``handle``; handler threads are joined on close."""
 
     daemon_threads = True
+    # connections waiting to be accepted (socketserver's default, 5, resets the rest: a load run's payers and
+    # callbacks come by the dozen at once)
+    request_queue_size = 512
 
     def __init__(self, address: tuple[str, int], handle: Handle) -> None:
         super().__init__(address, _Handler)

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+import requests
+
 from toolkit.errors import (
     ApiError,
     AuthenticationError,
@@ -144,6 +146,10 @@ def failure_kind(exc: BaseException) -> str:
         return "protocol"
     if isinstance(exc, PayerError):
         return "payer"
+    if isinstance(exc, requests.Timeout):  # (the payer's browser, or a page it loads)
+        return "timeout"
+    if isinstance(exc, requests.RequestException):
+        return "transport"
     if isinstance(exc, GatewayError):
         return "refused"
     return "flow"

@@ -207,6 +207,11 @@ def results_of(environment: Environment) -> report.Results:
     return report.Results(environment.host or "", users, seconds, rows, failures, workers)
 
 
+def load_header() -> str:
+    """What ``X-Load-Test`` says: gatekit, and the run's id."""
+    return f"gatekit {STATE.plan.run_id}".rstrip()
+
+
 def fire(environment: Environment, kind: str, name: str, elapsed_ms: float, exception: Exception | None) -> None:
     environment.events.request.fire(request_type=kind, name=name, response_time=elapsed_ms, response_length=0,
                                     exception=exception, context={})  # fmt: skip
@@ -219,7 +224,7 @@ class LoadClient(GatewayClient):
         super().__init__(config)
         self.environment = environment
         self.limit = limit
-        self.session.headers[LOAD_HEADER] = f"gatekit {STATE.plan.run_id}".rstrip()
+        self.session.headers[LOAD_HEADER] = load_header()
 
     def send(self, call: PreparedCall) -> Response:
         if self.limit is not None:
@@ -271,8 +276,10 @@ class GatewayUser(User):
     def payer(self) -> Payer:
         """A new payer (a browser with its own cookies) whose page loads are reported as ``payer`` requests."""
         assert STATE.receiver is not None
-        return Payer(settings=STATE.payer_settings, merchant_urls=[STATE.receiver.redirect_url],
-                     observers=[self._visited])  # fmt: skip
+        payer = Payer(settings=STATE.payer_settings, merchant_urls=[STATE.receiver.redirect_url],
+                      observers=[self._visited])  # fmt: skip
+        payer.session.headers[LOAD_HEADER] = load_header()
+        return payer
 
     def _visited(self, visit: Visit) -> None:
         bad = visit.status_code is None or visit.status_code >= 400
