@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-WIDTH, HEIGHT, MARGIN = 640, 240, 44
+WIDTH, HEIGHT, MARGIN, LEGEND = 720, 260, 48, 150  # pixels (LEGEND: the room right of the plot for names)
 COLOURS = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#b7791f", "#c53030", "#2c7a7b")
 
 
@@ -66,23 +66,24 @@ class LoadRun:
         series = self.history()
         points = [p for values in series.values() for p in values]
         if not points:
-            return Svg(_frame("no flow finished yet"))
+            return Svg(_svg([_frame("no flow finished yet")]))
         t_max = max(p[0] for p in points) or 1
         ms_max = max(p[2] for p in points) or 1
 
         def x(t: float) -> float:
-            return MARGIN + (WIDTH - 2 * MARGIN) * t / t_max
+            return MARGIN + (WIDTH - MARGIN - LEGEND) * t / t_max
 
         def y(ms: float) -> float:
             return HEIGHT - MARGIN + (2 * MARGIN - HEIGHT) * ms / ms_max
 
-        parts = [_frame(f"flow latency, ms (p50 solid, p95 dashed; top {ms_max:.0f} ms), over {t_max} s")]
+        parts = [_frame("flow latency over the run: p50 solid, p95 dashed")]
+        parts += _axes(x, y, t_max, ms_max)
         for index, (name, values) in enumerate(sorted(series.items())):
             colour = COLOURS[index % len(COLOURS)]
             for column, dash in ((1, ""), (2, ' stroke-dasharray="4 3"')):
                 line = " ".join(f"{x(p[0]):.1f},{y(p[column]):.1f}" for p in values)
                 parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5"{dash} points="{line}"/>')
-            parts.append(f'<text x="{WIDTH - MARGIN + 4}" y="{MARGIN + 14 * index}" font-size="10" '
+            parts.append(f'<text x="{WIDTH - LEGEND + 12}" y="{MARGIN + 14 * index}" font-size="11" '
                          f'fill="{colour}">{html.escape(name)}</text>')  # fmt: skip
         return Svg(_svg(parts))
 
@@ -92,16 +93,29 @@ class LoadRun:
         most = max((row["requests"] for row in flows), default=1) or 1
         parts = [_frame("flows run (failed in red)")]
         bar = (HEIGHT - 2 * MARGIN) / max(len(flows), 1)
+        labels = 150  # (the names, right-aligned, left of the bars)
         for index, row in enumerate(flows):
-            top, span = MARGIN + index * bar, (WIDTH - 3 * MARGIN) / most
+            top, span = MARGIN + index * bar, (WIDTH - labels - MARGIN) / most
             done, failed = row["requests"] - row["failures"], row["failures"]
-            parts.append(f'<rect x="{2 * MARGIN}" y="{top + 2:.1f}" width="{span * done:.1f}" height="{bar - 4:.1f}" '
+            parts.append(f'<rect x="{labels}" y="{top + 2:.1f}" width="{span * done:.1f}" height="{bar - 4:.1f}" '
                          f'fill="#2b6cb0"/>')  # fmt: skip
-            parts.append(f'<rect x="{2 * MARGIN + span * done:.1f}" y="{top + 2:.1f}" width="{span * failed:.1f}" '
+            parts.append(f'<rect x="{labels + span * done:.1f}" y="{top + 2:.1f}" width="{span * failed:.1f}" '
                          f'height="{bar - 4:.1f}" fill="#c53030"/>')  # fmt: skip
-            parts.append(f'<text x="4" y="{top + bar / 2 + 4:.1f}" font-size="10">{html.escape(row["name"])} '
-                         f'({row["requests"]})</text>')  # fmt: skip
+            parts.append(f'<text x="{labels - 6}" y="{top + bar / 2 + 4:.1f}" font-size="11" text-anchor="end">'
+                         f'{html.escape(row["name"])} ({row["requests"]})</text>')  # fmt: skip
         return Svg(_svg(parts))
+
+
+def _axes(x: Any, y: Any, t_max: float, ms_max: float) -> list[str]:
+    """The axes with three labels each: seconds since the start, milliseconds."""
+    left, bottom, right, top = x(0), y(0), x(t_max), y(ms_max)
+    parts = [f'<path d="M{left:.1f},{top:.1f} V{bottom:.1f} H{right:.1f}" fill="none" stroke="#888"/>']
+    for share in (0.0, 0.5, 1.0):
+        parts.append(f'<text x="{left - 4:.1f}" y="{y(ms_max * share) + 4:.1f}" font-size="10" text-anchor="end">'
+                     f"{ms_max * share:.0f} ms</text>")  # fmt: skip
+        parts.append(f'<text x="{x(t_max * share):.1f}" y="{bottom + 14:.1f}" font-size="10" text-anchor="middle">'
+                     f"{t_max * share:.0f} s</text>")  # fmt: skip
+    return parts
 
 
 def _frame(title: str) -> str:
