@@ -214,3 +214,26 @@ def test_a_locustfile_of_ones_own_extends_gateway_user(tmp_path: Path):
     assert ",checkout," in stats.replace('"', "") and "flow" in stats, run.stdout[-2000:] + run.stderr[-2000:]
     failures = (tmp_path / "out_failures.csv").read_text()
     assert "refused" in failures  # the status of an unknown order, by kind
+
+
+def test_the_load_table_of_gatekit_toml_then_the_flags(tmp_path: Path, monkeypatch):
+    """``gatekit load`` reads ``[load]`` of gatekit.toml, and its flags win; a bad setting is one line naming it."""
+    from toolkit.cli import build_parser, parse
+    from toolkit.commands.common import UsageError
+    from toolkit.commands.load import build_plan, locust_command
+
+    monkeypatch.delenv("GATEKIT_PROFILE", raising=False)
+    config = tmp_path / "gatekit.toml"
+    config.write_text("[load]\nweights = { sale = 2, payout = 1 }\nthink = [0, 0.5]\ncallback_timeout = 4\n")
+    args = parse(build_parser(), ["load", "--think", "1,2", "--headless", "-u", "3", "--", "--web-port", "9"])
+    plan = build_plan(args, config)
+    assert (plan.weights, plan.think, plan.callback_timeout) == ({"sale": 2, "payout": 1}, (1.0, 2.0), 4.0)
+    assert plan.embedded and plan.max_rps is None and len(plan.run_id) == 12
+    command = locust_command(args, plan, "http://127.0.0.1:1/paynet")
+    assert (
+        command[command.index("--users") + 1] == "3" and "--headless" in command and command[-2:] == ["--web-port", "9"]
+    )
+    assert LoadPlan.from_json(command[command.index("--gatekit-plan") + 1]) == plan
+    config.write_text("[load]\nweights = { sael = 1 }\n")
+    with pytest.raises(UsageError, match=r"gatekit.toml \[load\] weights: unknown flow 'sael'"):
+        build_plan(args, config)
