@@ -237,3 +237,31 @@ def test_the_load_table_of_gatekit_toml_then_the_flags(tmp_path: Path, monkeypat
     config.write_text("[load]\nweights = { sael = 1 }\n")
     with pytest.raises(UsageError, match=r"gatekit.toml \[load\] weights: unknown flow 'sael'"):
         build_plan(args, config)
+
+
+def test_a_lost_and_a_duplicated_callback_fail_their_flows(tmp_path: Path):
+    """A team simulator told to fail two callback attempts (retried a second later: past the flows' wait) and to
+    send two callbacks twice: the run counts 2 lost and 2 duplicated callbacks, and says so by kind."""
+    simulator = start_workers(1)
+    try:
+        control = simulator.control()
+        control.add_fault("callback", "fail", count=2)
+        control.add_fault("callback", "duplicate", count=2)
+        (tmp_path / "gatekit.toml").write_text(
+            f'[profiles.team]\nbase = "simulator"\nbase_url = "{simulator.base_url}"\n'
+        )
+        run = subprocess.run(
+            [*GATEKIT, "load", "--profile", "team", "--weights", "sale=1", "--callback-timeout", "0.5",
+             "--headless", "-u", "2", "-r", "2", "-t", "3s", "--think", "0.05", "--reports", str(tmp_path / "r"),
+             "--", "--only-summary"],
+            cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        simulator.stop()
+    assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]
+    results = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert results["callbacks"]["lost"] == 2 and results["callbacks"]["duplicates"] == 2, results["callbacks"]
+    assert results["failures_by_kind"]["callback-lost"] == 4  # each lost callback fails its flow too
+    assert results["failures_by_kind"]["callback-duplicate"] == 2
+    summary = (tmp_path / "r" / "summary.md").read_text()
+    assert ", 2 lost, 2 duplicated." in summary
