@@ -199,6 +199,21 @@ def test_mask_fields_is_mask_value_of_each_field(pairs, typed):
 
 
 @SETTINGS
+@given(st.lists(st.tuples(st.one_of(field_names, st.sampled_from(["phone", "zip_code", "note"])), near_card_text),
+                max_size=12))  # fmt: skip
+def test_mask_fields_counts_digits_value_by_value(pairs):
+    """Free-text values whose digits add up to a card number's only together (a phone, a zip, an IP address)
+    are each looked at alone: the result is still ``mask_value`` of each."""
+    expected = {name: mask_value(name, value) for name, value in pairs}
+    assert mask_fields(pairs) == expected
+
+
+def test_a_requests_digits_together_are_not_a_card_number():
+    fields = {"phone": "5551234567", "zip_code": "12345", "ipaddress": "203.0.113.7", "order_desc": "Order 1"}
+    assert mask_fields(fields) == fields
+
+
+@SETTINGS
 @given(st.one_of(near_card_text, typed_pans().map(lambda typed: typed[1]), st.text(max_size=80)))
 def test_the_quick_test_never_passes_text_that_masking_changes(text):
     """``mask_fields`` keeps free text as it is when ``_may_need_masking`` says no: never text ``mask_text`` changes."""

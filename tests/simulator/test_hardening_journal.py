@@ -50,12 +50,15 @@ def test_the_sqlite_journal_keeps_its_size_and_retention(tmp_path: Path, client_
         for _ in range(260):
             _status(client)
         sim.journal.entries(limit=1)  # (a file's journal is written in batches: reading it writes the queue first)
-        kept = sim.store.one("SELECT COUNT(*) AS n FROM journal")
+        journal_store = sim.journal.store  # type: ignore[attr-defined]  (a file beside the --db: sim.db.requests)
+        assert sim.store.one("SELECT COUNT(*) AS n FROM journal") == {"n": 0}
+        assert Path(journal_store.path) == tmp_path / "sim.db.requests"
+        kept = journal_store.one("SELECT COUNT(*) AS n FROM journal")
         assert kept is not None and 50 <= kept["n"] < 150
         sim.control().advance_clock(7200)
         _status(client)
         sim.journal.entries(limit=1)
-        assert sim.store.one("SELECT COUNT(*) AS n FROM journal") == {"n": 1}
+        assert journal_store.one("SELECT COUNT(*) AS n FROM journal") == {"n": 1}
 
 
 def _status(client: GatewayClient) -> None:
@@ -80,8 +83,23 @@ def test_a_file_journal_keeps_the_lines_written_just_before_the_simulator_stops(
     with SimulatorServer(db=tmp_path / "sim.db") as sim, client_for(sim) as client:
         for _ in range(5):
             _status(client)
-    store = Store(tmp_path / "sim.db")
+    store = Store(tmp_path / "sim.db.requests")  # (the journal of a SQLite file lives beside it)
     try:
         assert store.one("SELECT COUNT(*) AS n FROM journal") == {"n": 5}
     finally:
         store.close()
+
+
+def test_reset_of_a_sqlite_file_empties_its_journal_too(tmp_path: Path, client_for):
+    import subprocess
+    import sys
+
+    db = tmp_path / "sim.db"
+    with SimulatorServer(db=db) as sim, client_for(sim) as client:
+        _status(client)
+    assert Path(f"{db}.requests").exists()
+    done = subprocess.run([sys.executable, "-m", "toolkit.cli", "simulate", "--db", str(db), "--reset"],
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with SimulatorServer(db=db) as sim:
+        assert sim.journal.entries(limit=10) == []

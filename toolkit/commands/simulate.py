@@ -194,8 +194,9 @@ def _reset(db: str) -> int:
     """``--reset``: the store emptied (every table, the ids back to their start, the clock offset)."""
     import sqlite3
 
+    from toolkit.simulator.journal import journal_path
     from toolkit.simulator.pgstore import without_password
-    from toolkit.simulator.store import StoreError
+    from toolkit.simulator.store import Store, StoreError
     from toolkit.simulator.stores import open_store
 
     if db == ":memory:":
@@ -208,6 +209,12 @@ def _reset(db: str) -> int:
             store.execute("DELETE FROM meta WHERE name='clock_offset'")
         finally:
             store.close()
+        if Path(journal_path(db)).exists():  # (a SQLite file's journal lives beside it)
+            journal = Store(journal_path(db))
+            try:
+                journal.execute("DELETE FROM journal")
+            finally:
+                journal.close()
     except (sqlite3.Error, StoreError) as exc:
         return _unusable(f"database {without_password(db)}: {exc}")
     print(f"emptied: {without_password(db)}")
