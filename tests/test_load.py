@@ -97,7 +97,7 @@ def test_a_distributed_run_with_a_master_and_two_workers(tmp_path: Path):
     port, reports = _free_port(), tmp_path / "reports"
     master = subprocess.Popen(
         [*GATEKIT, "load", "--master", "--expect-workers", "2", "--master-bind-host", "127.0.0.1",
-         "--master-bind-port", str(port), "--headless", "-u", "8", "-r", "8", "-t", "5s", "--think", "0,0.1",
+         "--master-bind-port", str(port), "--headless", "-u", "8", "-r", "8", "-t", "4s", "--think", "0,0.1",
          "--reports", str(reports), "--", "--only-summary"],
         cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
@@ -148,7 +148,7 @@ def test_the_rate_cap_holds_against_a_gateway_that_is_not_a_simulator(tmp_path: 
                    GATEWAY_ENDPOINT_ID=demo.ENDPOINT_ID)  # fmt: skip
         run = subprocess.run(
             [*GATEKIT, "load", "--profile", "sandbox", "--target-is-not-a-simulator", "--max-rps", "4",
-             "--weights", "sale=1", "--headless", "-u", "20", "-r", "20", "-t", "5s", "--think", "0",
+             "--weights", "sale=1", "--headless", "-u", "20", "-r", "20", "-t", "4s", "--think", "0",
              "--reports", str(tmp_path / "reports"), "--", "--only-summary"],
             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
         )  # fmt: skip
@@ -157,7 +157,7 @@ def test_the_rate_cap_holds_against_a_gateway_that_is_not_a_simulator(tmp_path: 
     assert run.returncode in (0, 1), run.stdout[-2000:] + run.stderr[-2000:]
     results = json.loads((tmp_path / "reports" / "results.json").read_text())
     sent = sum(row["requests"] for row in results["rows"] if row["type"] == "gateway")
-    assert 2 * 5 <= sent <= 4 * results["seconds"] + 2, (sent, results["seconds"])
+    assert 2 * 4 <= sent <= 4 * results["seconds"] + 2, (sent, results["seconds"])
 
 
 def test_every_request_says_it_is_a_load_test(tmp_path: Path):
