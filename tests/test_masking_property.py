@@ -219,3 +219,19 @@ def test_the_quick_test_never_passes_text_that_masking_changes(text):
     """``mask_fields`` keeps free text as it is when ``_may_need_masking`` says no: never text ``mask_text`` changes."""
     if mask_text(text) != text:
         assert _may_need_masking(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["4538%20977399606732", "4538%209773%209960%206732", "4538%2D9773%2D9960%2D6732", "4538-9773-9960-6732",
+     "4538 9773 9960 6732", "45389773.99606732", "4538_9773_9960_6732", "card 4538+9773+9960+6732",
+     "4538/9773/9960/6732", "4538,9773,9960,6732", "4538\t9773\t9960\t6732"],
+)  # fmt: skip
+def test_the_quick_test_sees_card_numbers_in_every_grouping(text):
+    assert mask_text(text) != text and _may_need_masking(text)
+
+
+def test_a_digest_is_no_card_number_at_a_glance():
+    """A control (SHA-1 hex) holds two dozen digits, its letters between them: the quick test lets it pass."""
+    control = "a94a8fe5ccb19ba61c4c0873d391e987982fbbd3"
+    assert not _may_need_masking(control) and mask_text(control) == control

@@ -272,13 +272,23 @@ def _texts_may_need_masking(texts: tuple[str, ...]) -> bool:
     squeezed = joined.lower().translate(_SQUEEZE)
     if "cv" in squeezed or "csc" in squeezed or "security" in squeezed or "verification" in squeezed:
         return True
-    if joined.isascii():  # the digits of each value, the values apart: the longest count
-        return max(map(len, joined.translate(_DIGITS_AND_NULS).split("\0"))) >= _PAN_MIN_DIGITS
+    if joined.isascii() and "%" not in joined:  # (the NULs break the runs: each value's digits apart)
+        return _longest_digit_run(joined) >= _PAN_MIN_DIGITS
     return any(_digit_count(text) >= _PAN_MIN_DIGITS for text in texts)
 
 
-# ASCII text with everything but its digits and NULs taken out
-_DIGITS_AND_NULS = str.maketrans({chr(code): None for code in range(128) if not chr(code).isdigit() and code != 0})
+# ASCII text without escapes as runs of digits: the separators ``_mask_card_numbers`` reads taken out, anything
+# else a break (a NUL).  (Text with a ``%`` is counted whole: ``%2D`` joins digit groups as a dash does.)
+_RUN_BREAKS = str.maketrans({
+    **{chr(code): "\0" for code in range(128) if not chr(code).isdigit()},
+    **{char: None for char in " \t-._/,+"},
+})  # fmt: skip
+
+
+def _longest_digit_run(text: str) -> int:
+    """ASCII text: the most digits a card number written in it could have (no fewer than ``_mask_card_numbers``
+    could find in one run: separators are counted as joining however many there are)."""
+    return max(map(len, text.translate(_RUN_BREAKS).split("\0")))
 
 
 def _may_need_masking(text: str) -> bool:
@@ -289,6 +299,8 @@ def _may_need_masking(text: str) -> bool:
     squeezed = text.lower().translate(_SQUEEZE)
     if "cv" in squeezed or "csc" in squeezed or "security" in squeezed or "verification" in squeezed:
         return True
+    if text.isascii() and "%" not in text:  # (a digest's letters break its digits: a signature is no card number)
+        return _longest_digit_run(text) >= _PAN_MIN_DIGITS
     return _digit_count(text) >= _PAN_MIN_DIGITS
 
 
