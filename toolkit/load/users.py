@@ -88,6 +88,13 @@ class RateLimit:
             time.sleep(at - now)
 
 
+def is_worker(environment: Environment) -> bool:
+    """This Locust process is a worker of a distributed run."""
+    from locust.runners import WorkerRunner
+
+    return isinstance(environment.runner, WorkerRunner)
+
+
 class LoadState:
     """What every user of this Locust process shares: the plan, the callback receiver, the rate limit."""
 
@@ -111,16 +118,10 @@ class LoadState:
                                          on_duplicate=self._duplicate).start()  # fmt: skip
         self.limit = None
         if self.plan.max_rps is not None:
-            workers = getattr(options, "expect_workers", 1) if self._is_worker(environment) else 1
+            workers = getattr(options, "expect_workers", 1) if is_worker(environment) else 1
             self.limit = RateLimit(self.plan.max_rps / max(1, int(workers or 1)))
         if not self.plan.embedded:
             self.payer_settings = load_payer_settings(self.plan.profile)
-
-    @staticmethod
-    def _is_worker(environment: Environment) -> bool:
-        from locust.runners import WorkerRunner
-
-        return isinstance(environment.runner, WorkerRunner)
 
     def config(self, host: str | None) -> GatewayConfig:
         if self.plan.embedded:
@@ -164,7 +165,7 @@ def _count_workers(environment: Environment) -> None:
 def _quitting(environment: Environment, **_: Any) -> None:
     """The master (or a lone Locust process) writes ``summary.md`` and ``results.json`` where gatekit load says."""
     folder = os.environ.get(REPORTS_ENV)
-    if folder and not LoadState._is_worker(environment):
+    if folder and not is_worker(environment):
         report.write(results_of(environment), Path(folder))
     if STATE.receiver is not None:
         STATE.receiver.stop()
