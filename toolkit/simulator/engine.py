@@ -136,6 +136,15 @@ class RepeatedOrder(Exception):
 FinalHook = Callable[[Row], None]
 
 
+@dataclass(frozen=True)
+class Draft:
+    """A new order's initial transaction as ``Engine.draft_scheduled_tx`` made it, before the write transaction."""
+
+    kind: str
+    row: dict[str, Any]
+    decided: bool  # inserted with its decision (no latency, no payer step): the final hooks follow the insert
+
+
 class Engine:
     """State machine over the store; the scheduler calls ``tick`` when something is due."""
 
@@ -306,21 +315,36 @@ class Engine:
         Decided now (latency 0, no payer step): the transaction is inserted with its decision (one write, the
         same row as ``new_tx`` + ``decide`` leave), then the final hooks run, as ``finalize`` runs them.
         """
-        if self.settings.latency > 0 or values.get("tds_state"):
-            tx = self.new_tx(call, kind, **values)
-            return tx if tx["tds_state"] else self.schedule(tx)
-        tx = self._insert_tx(call, kind, None, values, decided=True)
-        for hook in self.final_hooks:
-            hook(tx)
-        return tx
+        return self.insert_draft(call, self.draft_scheduled_tx(call, kind, **values))
 
     def add_tx(self, order: Row, call: Call, kind: str, **values: Any) -> Row:
         """Insert a ``processing`` later transaction of ``order`` (same orderid, client_orderid, notify_url)."""
         return self._insert_tx(call, kind, order, values)
 
+    def draft_scheduled_tx(self, call: Call, kind: str, **values: Any) -> Draft:
+        """What ``new_scheduled_tx`` inserts, made before the write transaction (it reads nothing stored): the
+        write lock, which processes sharing the store take in turns, is then held for the id and the insert only."""
+        decided = not (self.settings.latency > 0 or values.get("tds_state"))
+        return Draft(kind, self._draft_row(call, kind, None, values, decided=decided), decided)
+
+    def insert_draft(self, call: Call, draft: Draft) -> Row:
+        """``new_scheduled_tx`` of a draft (inside the caller's DB transaction)."""
+        tx = self._insert_drafted(call, draft.kind, None, dict(draft.row))
+        if not draft.decided:
+            return tx if tx["tds_state"] else self.schedule(tx)
+        for hook in self.final_hooks:
+            hook(tx)
+        return tx
+
     def _insert_tx(
         self, call: Call, kind: str, order: Row | None, values: dict[str, Any], *, decided: bool = False
     ) -> Row:
+        return self._insert_drafted(call, kind, order, self._draft_row(call, kind, order, values, decided=decided))
+
+    def _draft_row(
+        self, call: Call, kind: str, order: Row | None, values: dict[str, Any], *, decided: bool = False
+    ) -> dict[str, Any]:
+        """The row of a new transaction but its id (and, for a new order, its orderid)."""
         now = self.clock.now()
         fields = call.fields
         row: dict[str, Any] = {
@@ -354,6 +378,13 @@ class Engine:
                 descriptor=order["descriptor"],
             )
         row.update(values)
+        if decided:  # what ``decide`` would write next
+            plan = (row["plan_status"], row.get("plan_code", ""), row.get("plan_message", ""))
+            row.update(self._final_values(row, *plan))
+        return row
+
+    def _insert_drafted(self, call: Call, kind: str, order: Row | None, row: dict[str, Any]) -> Row:
+        """Give a drafted row its id (a new order: its orderid too, after the repeat check) and insert it."""
         if order is None:  # a new order: its orderid is its initial transaction's id, the id AUTOINCREMENT gives next
             if kind in INITIAL_KINDS:
                 new = self.store.one(_NEW_ORDER_SQL, (call.merchant.login, call.client_orderid, *INITIAL_KINDS))
@@ -363,9 +394,6 @@ class Engine:
                 row["id"] = row["orderid"] = int(new["next_id"])
             else:
                 row["id"] = row["orderid"] = self.store.next_id("transactions")
-        if decided:  # what ``decide`` would write next
-            plan = (row["plan_status"], row.get("plan_code", ""), row.get("plan_message", ""))
-            row.update(self._final_values(row, *plan))
         # (``by_request`` finds the transaction by its own serial: no ``requests`` row for the request that made it)
         self._wake_for(row)
         return self.store.insert_row("transactions", row)

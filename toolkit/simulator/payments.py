@@ -87,8 +87,9 @@ def card_payment(engine: Engine, call: Call) -> Result:
     """sale, preauth and account-verification.  The outcome is planned before the write transaction (it reads
     nothing stored): processes that share the store hold its write lock only for the writes."""
     values = card_plan(engine, call.fields, _amount(call), managed=False, lenient=call.lenient, warnings=call.warnings)
+    draft = engine.draft_scheduled_tx(call, KIND_OF[call.operation.name], **values)
     with engine.store.transaction():
-        tx = engine.new_scheduled_tx(call, KIND_OF[call.operation.name], **values)
+        tx = engine.insert_draft(call, draft)
     return Result(ResponseKind.ASYNC, tx)
 
 
