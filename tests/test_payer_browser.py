@@ -86,3 +86,28 @@ def test_the_browsers_visits_show_every_hop_to_the_acs_and_back_masked(merchant:
     flat = repr(visits)
     assert number not in flat and number[:6] + "******" + number[-4:] in flat  # the pay step's fields, masked
     assert card_for("3ds-challenge").cvv2 not in dict(visits[1].fields).values()
+
+
+class _Asked:
+    """An element whose page answers ``is_enabled`` with an error, as Chromium does while a page is replaced."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def is_enabled(self) -> bool:
+        raise self.error
+
+
+def test_an_element_asked_about_mid_navigation_is_asked_again():
+    """Chromium's "aborted by navigation" (seen once in 6 runs of the real-browser challenge) is not an answer:
+    the wait polls again; a node that left the document is gone; any other error stays an error."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    from toolkit.payer.browser import _gone
+
+    mid = WebDriverException("aborted by navigation: Inspected target navigated or closed")
+    assert _gone(_Asked(mid)) is False
+    assert _gone(_Asked(StaleElementReferenceException("stale"))) is True
+    assert _gone(_Asked(WebDriverException("unhandled inspector error: Node does not belong to the document"))) is True
+    with pytest.raises(WebDriverException, match="chrome not reachable"):
+        _gone(_Asked(WebDriverException("chrome not reachable")))

@@ -453,6 +453,8 @@ def _gone(element: Any) -> bool:
 
     Chromium answers the second ("unhandled inspector error ... does not belong to the document") when it
     is asked about a node while the next page replaces it; ``staleness_of`` lets that through as an error.
+    Asked in the middle of the navigation itself, it answers "aborted by navigation" (the target navigated):
+    not yet known, asked again at the next poll.
     """
     from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 
@@ -463,5 +465,7 @@ def _gone(element: Any) -> bool:
     except WebDriverException as error:
         if "does not belong to the document" in str(error):
             return True
+        if "aborted by navigation" in str(error) or "target navigated or closed" in str(error):
+            return False
         raise
     return False
