@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -28,12 +27,6 @@ GATEKIT = [sys.executable, "-m", "toolkit.cli"]
 def _env(**extra: str) -> dict[str, str]:
     clean = {name: value for name, value in os.environ.items() if not name.startswith(("GATEWAY_", "GATEKIT_"))}
     return {**clean, **extra}
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 # --- the plan ------------------------------------------------------------------------------------------
@@ -91,10 +84,10 @@ def test_the_summary_says_what_failed_and_the_callbacks():
 # --- runs ----------------------------------------------------------------------------------------------
 
 
-def test_a_distributed_run_with_a_master_and_two_workers(tmp_path: Path):
+def test_a_distributed_run_with_a_master_and_two_workers(tmp_path: Path, free_tcp_port: int):
     """Master and two workers, processes on this machine, against the simulator the master starts: every flow
     runs, each expected callback arrives once, and Locust's and gatekit's reports are written."""
-    port, reports = _free_port(), tmp_path / "reports"
+    port, reports = free_tcp_port, tmp_path / "reports"
     master = subprocess.Popen(
         [*GATEKIT, "load", "--master", "--expect-workers", "2", "--master-bind-host", "127.0.0.1",
          "--master-bind-port", str(port), "--headless", "-u", "8", "-r", "8", "-t", "4s", "--think", "0,0.1",
@@ -204,8 +197,8 @@ def test_a_locustfile_of_ones_own_extends_gateway_user(tmp_path: Path):
     simulator = start_workers(1)
     try:
         run = subprocess.run(
-            [sys.executable, "-m", "locust", "-f", "locustfile.py", "--headless", "-u", "2", "-r", "2", "-t", "3s",
-             "--host", simulator.base_url, "--only-summary", "--csv", "out"],
+            [sys.executable, "-m", "locust", "-f", "locustfile.py", "--headless", "-u", "2", "-r", "2", "-t", "4s",
+             "--host", simulator.base_url, "--only-summary", "--csv", "out", "--stop-timeout", "10"],
             cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120,
         )  # fmt: skip
     finally:
@@ -213,7 +206,7 @@ def test_a_locustfile_of_ones_own_extends_gateway_user(tmp_path: Path):
     stats = (tmp_path / "out_stats.csv").read_text()
     assert ",checkout," in stats.replace('"', "") and "flow" in stats, run.stdout[-2000:] + run.stderr[-2000:]
     failures = (tmp_path / "out_failures.csv").read_text()
-    assert "refused" in failures  # the status of an unknown order, by kind
+    assert "refused" in failures, failures + run.stdout[-2000:]  # the status of an unknown order, by kind
 
 
 def test_the_load_table_of_gatekit_toml_then_the_flags(tmp_path: Path, monkeypatch):

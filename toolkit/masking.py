@@ -226,7 +226,8 @@ def mask_fields(fields: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[s
         names = tuple(map(_FIRST, items))
     values = list(map(str, map(_SECOND, items)))
     plan = _mask_plan(names) if len(names) <= _MAX_CACHED_NAMES else _MaskPlan(names)
-    if plan.text_at and _texts_may_need_masking(plan.texts(values)):
+    # (joined by NULs, which no word or secret holds and which break a run of digits: each value apart)
+    if plan.text_at and _may_need_masking("\0".join(plan.texts(values))):
         return {name: mask_value(name, value) for name, value in zip(names, values, strict=True)}
     masked = dict(zip(names, values, strict=True))  # (a repeated name keeps its last value, as a dict does)
     for index in plan.by_name:
@@ -263,20 +264,6 @@ def _mask_plan(names: tuple[str, ...]) -> _MaskPlan:
     return _MaskPlan(names)
 
 
-def _texts_may_need_masking(texts: tuple[str, ...]) -> bool:
-    """``_may_need_masking`` of any of ``texts``, in one look: the words and secrets in them joined by NULs (which
-    no word or secret holds), and the digits counted value by value (a request's values hold a dozen digits
-    together: a phone number, a zip code, an expiry, an IP address, none of them a card number)."""
-    joined = "\0".join(texts)
-    if _SECRETS_FOUND[0] is not None and _SECRETS_FOUND[0].search(joined):
-        return True
-    if _has_cvv_word(joined):
-        return True
-    if joined.isascii() and "%" not in joined:  # (the NULs break the runs: each value's digits apart)
-        return _longest_digit_run(joined) >= _PAN_MIN_DIGITS
-    return any(_digit_count(text) >= _PAN_MIN_DIGITS for text in texts)
-
-
 # ASCII text without escapes as runs of digits: the separators ``_mask_card_numbers`` reads taken out, anything
 # else a break (a space).  (Text with a ``%`` is counted whole: ``%2D`` joins digit groups as a dash does.)
 _RUN_BREAKS = bytes(code if 0x30 <= code <= 0x39 else 0x20 for code in range(256))
@@ -301,7 +288,8 @@ def _has_cvv_word(text: str) -> bool:
 
 def _may_need_masking(text: str) -> bool:
     """False when ``mask_text`` leaves ``text`` as it is, by quick tests (True may be a false alarm): a known
-    secret, a CVV name (its letters, separators taken out), or 13 decimal digits in all."""
+    secret, a CVV name (its letters, separators taken out), or 13 decimal digits in one run (ASCII text without
+    escapes: letters and other signs break a run, the separators of a grouped card number do not), or in all."""
     if _SECRETS_FOUND[0] is not None and _SECRETS_FOUND[0].search(text):
         return True
     if _has_cvv_word(text):

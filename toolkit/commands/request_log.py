@@ -118,6 +118,7 @@ class LineWriter:
         self._queue_lock = threading.Lock()
         self._written = threading.Condition()
         self._wake = threading.Event()
+        self._urgent = threading.Event()  # a flush or the close: write now, without letting lines gather
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="gatekit-request-log", daemon=True)
         self._thread.start()
@@ -137,8 +138,10 @@ class LineWriter:
     def _run(self) -> None:
         while not self._stopping:
             self._wake.wait()
-            if not self._stopping:  # the lines of the next few ms join these: one wake-up and one write for all
-                time.sleep(self.GATHER)
+            # the lines of the next few ms join these (one wake-up and one write for all), unless a flush or the
+            # close asks for them now
+            self._urgent.wait(self.GATHER)
+            self._urgent.clear()
             self._wake.clear()
             self._drain()
 
@@ -172,6 +175,7 @@ class LineWriter:
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until every line queued so far is written (or dropped); False if that took over ``timeout``."""
         target = self._put
+        self._urgent.set()
         self._wake.set()
         with self._written:
             return self._written.wait_for(lambda: self._done >= target, timeout)
@@ -180,6 +184,7 @@ class LineWriter:
         """Write what waits, then stop the thread."""
         self.flush()
         self._stopping = True
+        self._urgent.set()
         self._wake.set()
         self._thread.join(timeout=5)
 

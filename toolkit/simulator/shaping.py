@@ -19,11 +19,12 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 TIMEOUT_HOLD = 120.0  # seconds a ``timeout`` fault holds its answer
 FAULT_KINDS = ("error", "drop", "timeout")
-_Z99 = 2.3263478740408408  # the standard normal's 99th percentile
+_Z99 = NormalDist().inv_cdf(0.99)  # the standard normal's 99th percentile (about 2.33)
 
 _random = random.Random()  # (one per process: draws need no reproducibility, only the configured shape)
 
