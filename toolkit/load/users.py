@@ -32,7 +32,6 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +43,7 @@ from toolkit.client import GatewayClient, PreparedCall
 from toolkit.config import GatewayConfig, load_config, simulator_config
 from toolkit.flows import Merchant
 from toolkit.load import report
-from toolkit.load.flows import FLOW_FUNCTIONS, Declined, FlowRun, failure_kind
+from toolkit.load.flows import FLOW_FUNCTIONS, Declined, Flow, FlowRun, failure_kind
 from toolkit.load.plan import LOAD_HEADER, LoadPlan
 from toolkit.load.receiver import LoadReceiver
 from toolkit.models import Response
@@ -250,9 +249,6 @@ class LoadMerchant(Merchant):
 
     def _urls(self, tag: str) -> dict[str, str]:
         return {**self._callback(), "redirect_url": self.redirect_url}
-
-
-Flow = Callable[[Merchant, Payer, FlowRun], None]
 
 
 class GatewayUser(User):
