@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     from toolkit.config import config_file
 
     if importlib_missing("locust"):
-        raise UsageError("gatekit load needs Locust: pip install 'gatekit[load]'")
+        raise UsageError("Locust is not installed: pip install 'gatekit[load]'")
     config_path = args.config or config_file(os.environ)
     plan = build_plan(args, config_path)
     env = {**os.environ, "GATEKIT_LOAD_REPORTS": str(args.reports.resolve()),
