@@ -14,7 +14,7 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolkit.models import FINAL_STATUSES, Status
 from toolkit.money import from_minor_units, to_minor_units
@@ -24,6 +24,9 @@ from toolkit.simulator.clock import SimClock
 from toolkit.simulator.errors import SimError, state_error
 from toolkit.simulator.settings import Merchant, SimulatorSettings
 from toolkit.simulator.store import Row, Store, dumps, loads, next_id_sql, row_id, stored_text
+
+if TYPE_CHECKING:
+    from toolkit.simulator.batch import Batcher
 
 # What tells one card from another in a repeated request (``_check_repeat``): a card is never stored whole.
 CARD_IDENTITY = ("card_bin", "card_last4", "card_exp_month", "card_exp_year", "cardrefid")
@@ -165,6 +168,8 @@ class Engine:
         self.process = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self.scheduling: Callable[[], bool] = lambda: True
         self.final_hooks: list[FinalHook] = []
+        # the loop's group commit on a SQLite file (``toolkit.simulator.batch``, set by the routes): None elsewhere
+        self.batcher: Batcher | None = None
         self.tick_hooks: list[Callable[[float], None]] = []
         self.due_providers: list[Callable[[], float | None]] = [self._engine_due]
         self.handlers: dict[str, Handler] = {}
@@ -179,8 +184,12 @@ class Engine:
         handler = self.handlers.get(call.operation.name)
         if handler is None:
             raise SimError(f"{call.operation.name} is not implemented by the simulator", http_status=500, kind="error")
+        return self.answering(call, lambda: handler(self, call))
+
+    def answering(self, call: Call, work: Callable[[], Result]) -> Result:
+        """``work``'s result, or the order a repeated request names (``RepeatedOrder``)."""
         try:
-            return handler(self, call)
+            return work()
         except RepeatedOrder as repeat:  # the handler's DB transaction rolled back: nothing was made or charged
             order = repeat.order
             call.warnings.append(

@@ -14,6 +14,7 @@ from typing import Any
 from toolkit.models import Status
 from toolkit.operations import ResponseKind, get_operation
 from toolkit.simulator import payouts, threeds
+from toolkit.simulator.batch import Deferred
 from toolkit.simulator.engine import Call, Engine, Result, new_token
 from toolkit.simulator.errors import SimError, state_error
 from toolkit.simulator.plans import card_values, expiry_plan, plan_of
@@ -88,9 +89,15 @@ def card_payment(engine: Engine, call: Call) -> Result:
     nothing stored): processes that share the store hold its write lock only for the writes."""
     values = card_plan(engine, call.fields, _amount(call), managed=False, lenient=call.lenient, warnings=call.warnings)
     draft = engine.draft_scheduled_tx(call, KIND_OF[call.operation.name], **values)
-    with engine.store.transaction():
-        tx = engine.insert_draft(call, draft)
-    return Result(ResponseKind.ASYNC, tx)
+
+    def write() -> Result:
+        with engine.store.transaction():
+            tx = engine.insert_draft(call, draft)
+        return Result(ResponseKind.ASYNC, tx)
+
+    if engine.batcher is not None and engine.batcher.collects_here():  # on the loop: written with its batch
+        raise Deferred(lambda: engine.answering(call, write))
+    return write()
 
 
 def start_form(engine: Engine, call: Call) -> Result:

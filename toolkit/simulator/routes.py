@@ -8,6 +8,7 @@ answers ``type=error``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolkit.operations import AuthScheme, Operation, iter_operations
 from toolkit.simulator import checks, destinations, faults, journal, limits, pools, render, urls
+from toolkit.simulator.batch import Batcher, Deferred
 from toolkit.simulator.engine import Call, Engine
 from toolkit.simulator.errors import SimError, endpoint_error, server_error
 from toolkit.simulator.shaping import TIMEOUT_HOLD
@@ -188,24 +190,54 @@ async def _answer(
         if store.in_memory:
             if store.hold_if_free():
                 try:
-                    return answer(request, op, by_group, raw, serial, faults=faults)
+                    answered = answer(request, op, by_group, raw, serial, faults=faults)
                 finally:
                     store.release()
+                assert not isinstance(answered, Pending)  # (no batch: in memory, a write costs no commit)
+                return answered
         elif isinstance(store, Store):
+            engine: Engine = request.app.state.engine
+            batcher = engine.batcher or _batcher(engine, store)
             try:
-                with store.without_waiting():
-                    return answer(request, op, by_group, raw, serial, faults=faults)
+                with store.without_waiting(), batcher.collect():
+                    answered = answer(request, op, by_group, raw, serial, faults=faults)
             except StoreBusy:
                 pass
-    return await pools.run(pools.of(request).gateway, answer, request, op, by_group, raw, serial, faults=faults)
+            else:
+                if not isinstance(answered, Pending):
+                    return answered
+                try:
+                    outcome = await batcher.submit(answered.write, pools.of(request).gateway)
+                except Exception as exc:  # (the write's refusal, or a failure: answered as in answer)
+                    outcome = exc
+                return answered.finish(outcome)
+    answered = await pools.run(pools.of(request).gateway, answer, request, op, by_group, raw, serial, faults=faults)
+    assert not isinstance(answered, Pending)  # (only the loop's thread collects writes)
+    return answered
 
 
-def answer(request: Request, op: Operation, by_group: bool, raw: bytes, serial: str, *, faults: bool) -> Answer | float:
+def _batcher(engine: Engine, store: Store) -> Batcher:
+    engine.batcher = Batcher(store)
+    return engine.batcher
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A request answered on the loop whose write joins the loop's batch (``toolkit.simulator.batch``):
+    ``finish`` answers with what ``write`` gave (or raised) once the batch is written."""
+
+    write: Callable[[], Any]
+    finish: Callable[[Any], Answer]
+
+
+def answer(
+    request: Request, op: Operation, by_group: bool, raw: bytes, serial: str, *, faults: bool
+) -> Answer | float | Pending:
     """parse -> check -> engine -> render, journaled; first the fault plans (``faults``): a delay is returned.
 
-    Run in a gateway thread, or on the event loop by ``_answer`` when nothing in it can wait."""
+    Run in a gateway thread, or on the event loop by ``_answer`` when nothing in it can wait; there, a sale's
+    write is left to the loop's batch (``Pending``)."""
     engine: Engine = request.app.state.engine
-    path_id: str = request.path_params["path_id"]
     json_mode = _wants_json(request)
     warnings = [] if json_mode else [f"no Accept: {MEDIA_TYPE} header; the gateway answers in its legacy form"]
     pairs: list[tuple[str, str]] = []
@@ -215,17 +247,65 @@ def answer(request: Request, op: Operation, by_group: bool, raw: bytes, serial: 
         if fault is not None and (delay := fault(request, op)) > 0:
             return delay
         pairs = limits.parse_form(raw)
-        call = accept(engine, request, op, path_id, by_group, pairs, warnings, serial)
+        call = accept(engine, request, op, request.path_params["path_id"], by_group, pairs, warnings, serial)
         login = call.merchant.login
-        body, status = render.result_body(engine, engine.handle(call), call, public_base(request)), 200
-    except SimError as error:
-        body, status = render.error_body(serial, error), error.http_status
+        try:
+            result = engine.handle(call)
+        except Deferred as later:
+            done = functools.partial(_finish, request, op, by_group, serial, call, pairs, warnings)
+            return Pending(later.write, done)
+        body, status = render.result_body(engine, result, call, public_base(request)), 200
     except StoreBusy:  # (on the event loop, nothing written: answered again in a thread)
         raise
-    except Exception as exc:  # a bug: say so in the gateway's format, and log it
-        log.exception("simulator failure in %s", op.name)
-        body, status = render.error_body(serial, server_error(f"internal error: {exc.__class__.__name__}")), 500
-    login = login or _login_of(engine, path_id, by_group)
+    except Exception as exc:
+        body, status = _failure(op, serial, exc)
+    return _reply(request, op, by_group, json_mode, status, body, pairs, warnings, login)
+
+
+def _finish(
+    request: Request,
+    op: Operation,
+    by_group: bool,
+    serial: str,
+    call: Call,
+    pairs: list[tuple[str, str]],
+    warnings: list[str],
+    outcome: Any,
+) -> Answer:
+    """The answer to a request whose write the loop's batch did: ``outcome`` is its result, or what it raised."""
+    engine: Engine = request.app.state.engine
+    try:
+        if isinstance(outcome, BaseException):
+            raise outcome
+        body, status = render.result_body(engine, outcome, call, public_base(request)), 200
+    except Exception as exc:
+        body, status = _failure(op, serial, exc)
+    json_mode = _wants_json(request)
+    return _reply(request, op, by_group, json_mode, status, body, pairs, warnings, call.merchant.login)
+
+
+def _failure(op: Operation, serial: str, exc: Exception) -> tuple[dict[str, Any], int]:
+    """A refusal (``SimError``) in the gateway's format; anything else is a bug: said so, and logged."""
+    if isinstance(exc, SimError):
+        return render.error_body(serial, exc), exc.http_status
+    log.error("simulator failure in %s", op.name, exc_info=exc)
+    return render.error_body(serial, server_error(f"internal error: {exc.__class__.__name__}")), 500
+
+
+def _reply(
+    request: Request,
+    op: Operation,
+    by_group: bool,
+    json_mode: bool,
+    status: int,
+    body: dict[str, Any],
+    pairs: list[tuple[str, str]],
+    warnings: list[str],
+    login: str,
+) -> Answer:
+    """The answer, journaled."""
+    engine: Engine = request.app.state.engine
+    login = login or _login_of(engine, request.path_params["path_id"], by_group)
     line = journal.entry(
         at=engine.clock.now(),
         login=login,

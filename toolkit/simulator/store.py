@@ -402,6 +402,23 @@ class Store(SharedState):
         for action in done:
             action()
 
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """Inside this thread's transaction: what the block writes is undone if it raises, with the actions it
+        left for after the commit; the rest of the transaction stays."""
+        if self._writer != threading.get_ident():
+            raise RuntimeError("a savepoint needs the transaction of this thread")
+        pending = len(self._after_commit)
+        self._db.execute("SAVEPOINT part")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK TO part")
+            del self._after_commit[pending:]
+            raise
+        finally:
+            self._db.execute("RELEASE part")
+
     def _lock_file(self, hurried: bool) -> None:
         """The processes' write lock (``flock`` on ``<db>.writers``); hurried: ``StoreBusy`` past ``LOOP_PATIENCE``."""
         assert self._writers is not None

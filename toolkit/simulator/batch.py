@@ -1,0 +1,126 @@
+"""Group commit: the writes of the sales a SQLite-file simulator answers on its event loop, several in one transaction.
+
+A sale decides its outcome before it writes (``Engine.draft_scheduled_tx``); what is left is the write: the order's
+id, the ``client_orderid`` repeat check and the insert, inside the processes' write lock.  On a file that several
+processes share (``--workers``, or two simulators on one ``--db``), each write transaction pays the lock, SQLite's
+``BEGIN IMMEDIATE`` and ``COMMIT``, and the pages the other process changed since (SQLite drops its page cache
+when another connection has written).  The loop's sales that arrive together are written together instead: one
+transaction for all of them, with a savepoint each, so one refused sale (a repeat with another card) leaves the
+others written.  Each sale is still one decision with the lock held: the repeat check of a later sale of the batch
+sees the earlier ones.
+
+How: while ``answer`` runs on the loop, ``collecting`` is the loop's thread; ``card_payment`` then raises
+``Deferred`` with the write still to do, and the route awaits ``Batcher.submit``.  The batch is written on the next
+turn of the loop (what arrived with it is in it), or in a gateway thread when another process holds the lock:
+nothing waits on the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from anyio import CapacityLimiter
+
+from toolkit.simulator import pools
+from toolkit.simulator.store import Store, StoreBusy
+
+MAX_BATCH = 64  # sales in one transaction (the lock is held for all of them)
+
+
+class Deferred(Exception):
+    """Raised on the loop by a handler whose write can join the batch: ``write()`` does it (inside a transaction)."""
+
+    def __init__(self, write: Callable[[], Any]) -> None:
+        super().__init__("the write joins the loop's batch")
+        self.write = write
+
+
+@dataclass
+class _Item:
+    write: Callable[[], Any]
+    future: asyncio.Future[Any]
+
+
+@dataclass
+class Batcher:
+    """One per process and store: the loop's pending writes, written together on the loop's next turn."""
+
+    store: Store
+    collecting: int | None = None  # the thread whose handlers may defer (the loop's, while it answers)
+    _items: list[_Item] = field(default_factory=list)
+    _scheduled: bool = False
+    _threads: set[asyncio.Future[None]] = field(default_factory=set)
+
+    @contextmanager
+    def collect(self) -> Iterator[None]:
+        """While the loop's thread answers a request: a write may be deferred to the batch."""
+        self.collecting = threading.get_ident()
+        try:
+            yield
+        finally:
+            self.collecting = None
+
+    def collects_here(self) -> bool:
+        return self.collecting is not None and self.collecting == threading.get_ident()
+
+    async def submit(self, write: Callable[[], Any], limiter: CapacityLimiter) -> Any:
+        """What ``write()`` returned once its batch has committed (or the exception it raised)."""
+        loop = asyncio.get_running_loop()
+        item = _Item(write, loop.create_future())
+        self._items.append(item)
+        if not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self._flush, limiter)
+        return await item.future
+
+    def _flush(self, limiter: CapacityLimiter) -> None:
+        self._scheduled = False
+        items, self._items = self._items[:MAX_BATCH], self._items[MAX_BATCH:]
+        if self._items:  # (more than a batch: the rest on the next turn)
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush, limiter)
+        try:
+            with self.store.without_waiting():
+                outcomes = self._write(items)
+        except StoreBusy:  # nothing written: in a thread, which may wait for the lock
+            task = asyncio.ensure_future(self._write_in_thread(items, limiter))
+            self._threads.add(task)  # (a reference until it is done)
+            task.add_done_callback(self._threads.discard)
+            return
+        except BaseException as exc:  # (the commit failed: every write of the batch with it)
+            outcomes = [exc] * len(items)
+        _settle(items, outcomes)
+
+    async def _write_in_thread(self, items: list[_Item], limiter: CapacityLimiter) -> None:
+        try:
+            outcomes = await pools.run(limiter, self._write, items)
+        except BaseException as exc:
+            outcomes = [exc] * len(items)
+        _settle(items, outcomes)
+
+    def _write(self, items: list[_Item]) -> list[Any]:
+        """Every item's write in one transaction, each in a savepoint: its outcome, or the exception it raised."""
+        outcomes: list[Any] = []
+        with self.store.transaction():
+            for item in items:
+                try:
+                    with self.store.savepoint():
+                        outcomes.append(item.write())
+                except Exception as exc:  # (a refusal, or a bug: this write undone, the others kept)
+                    outcomes.append(exc)
+        return outcomes
+
+
+def _settle(items: list[_Item], outcomes: list[Any]) -> None:
+    for item, outcome in zip(items, outcomes, strict=True):
+        if item.future.done():  # (the request went away)
+            continue
+        if isinstance(outcome, BaseException):
+            item.future.set_exception(outcome)
+        else:
+            item.future.set_result(outcome)
