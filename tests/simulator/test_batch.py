@@ -20,7 +20,7 @@ from anyio import CapacityLimiter
 from toolkit.client import GatewayClient
 from toolkit.errors import ApiError
 from toolkit.simulator import SimulatorServer
-from toolkit.simulator.batch import Batcher
+from toolkit.simulator.batch import LOOP_RETRY, Batcher
 from toolkit.simulator.errors import SimError
 from toolkit.simulator.store import Store
 from toolkit.testdata import EXAMPLE_CARDS, sale_fields
@@ -93,18 +93,36 @@ def test_a_failing_write_is_undone_alone_with_its_after_commit_actions(store: St
     assert ran == ["a"]
 
 
-def test_a_batch_that_would_wait_for_the_lock_is_written_in_a_thread(store: Store, tmp_path: Path):
-    async def scenario() -> tuple[list[Any], bool]:
+def test_a_batch_asks_again_on_the_loop_while_another_process_writes(store: Store, tmp_path: Path):
+    async def scenario() -> tuple[list[Any], bool, int]:
+        batcher = Batcher(store)
+        with another_process_writing(tmp_path / "batch.db"):
+            pending = asyncio.ensure_future(_together(batcher, [_insert(store, "soon")]))
+            for _ in range(20):  # the loop turns while the batch waits
+                await asyncio.sleep(0)
+            waited, threads = not pending.done(), len(batcher._threads)
+        return await pending, waited, threads
+
+    outcomes, waited, threads = asyncio.run(scenario())
+    assert waited and threads == 0 and outcomes == ["soon"]
+    assert store.one("SELECT name FROM meta WHERE name='soon'") is not None
+
+
+def test_a_batch_that_waits_longer_for_the_lock_waits_in_a_thread(store: Store, tmp_path: Path):
+    async def scenario() -> tuple[list[Any], int]:
         batcher = Batcher(store)
         with another_process_writing(tmp_path / "batch.db"):
             pending = asyncio.ensure_future(_together(batcher, [_insert(store, "late")]))
-            for _ in range(20):  # the loop turns while the batch waits in a thread
-                await asyncio.sleep(0)
-            waited = not pending.done()
-        return await pending, waited
+            deadline = asyncio.get_running_loop().time() + 10
+            while not batcher._threads:  # past LOOP_RETRIES_FOR, the batch goes to a thread
+                assert asyncio.get_running_loop().time() < deadline, "the batch never went to a thread"
+                await asyncio.sleep(LOOP_RETRY)
+            threads = len(batcher._threads)
+            assert not pending.done()
+        return await pending, threads
 
-    outcomes, waited = asyncio.run(scenario())
-    assert waited and outcomes == ["late"]
+    outcomes, threads = asyncio.run(scenario())
+    assert threads == 1 and outcomes == ["late"]
     assert store.one("SELECT name FROM meta WHERE name='late'") is not None
 
 

@@ -11,8 +11,9 @@ sees the earlier ones.
 
 How: while ``answer`` runs on the loop, ``collecting`` is the loop's thread; ``card_payment`` then raises
 ``Deferred`` with the write still to do, and the route awaits ``Batcher.submit``.  The batch is written on the next
-turn of the loop (what arrived with it is in it), or in a gateway thread when another process holds the lock:
-nothing waits on the loop.
+turn of the loop (what arrived with it is in it).  When another process holds the lock, the loop asks again a
+moment later (serving meanwhile), and after a few milliseconds gives the batch to a gateway thread, which waits
+for the lock: nothing waits on the loop.
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ from toolkit.simulator import pools
 from toolkit.simulator.store import Store, StoreBusy
 
 MAX_BATCH = 64  # sales in one transaction (the lock is held for all of them)
+# Another process holds the lock: the loop asks again every LOOP_RETRY (it serves meanwhile, and what arrives
+# joins the batch; a thread would compete with the loop for the GIL while it holds the lock), for LOOP_RETRIES_FOR
+# at most, then the batch waits for the lock in a thread (a long write of the other process: a checkpoint).
+LOOP_RETRY = 0.0002
+LOOP_RETRIES_FOR = 0.005
 
 
 class Deferred(Exception):
@@ -55,6 +61,7 @@ class Batcher:
     _items: list[_Item] = field(default_factory=list)
     _scheduled: bool = False
     _threads: set[asyncio.Future[None]] = field(default_factory=set)
+    _busy_since: float | None = None  # (loop time of the first refusal of the lock, while it lasts)
 
     @contextmanager
     def collect(self) -> Iterator[None]:
@@ -80,21 +87,34 @@ class Batcher:
 
     def _flush(self, limiter: CapacityLimiter) -> None:
         self._scheduled = False
+        loop = asyncio.get_running_loop()
         items, self._items = self._items[:MAX_BATCH], self._items[MAX_BATCH:]
-        if self._items:  # (more than a batch: the rest on the next turn)
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush, limiter)
         try:
-            with self.store.without_waiting():
+            with self.store.without_waiting(patience=0):
                 outcomes = self._write(items)
-        except StoreBusy:  # nothing written: in a thread, which may wait for the lock
+        except StoreBusy:  # nothing written: asked again in a moment (the loop serves meanwhile), then in a thread
+            now = loop.time()
+            if self._busy_since is None:
+                self._busy_since = now
+            if now - self._busy_since < LOOP_RETRIES_FOR:
+                self._items[:0] = items  # (first in, first written; what comes meanwhile joins them)
+                self._scheduled = True
+                loop.call_later(LOOP_RETRY, self._flush, limiter)
+                return
+            self._busy_since = None
             task = asyncio.ensure_future(self._write_in_thread(items, limiter))
             self._threads.add(task)  # (a reference until it is done)
             task.add_done_callback(self._threads.discard)
-            return
+            outcomes = None
         except BaseException as exc:  # (the commit failed: every write of the batch with it)
             outcomes = [exc] * len(items)
-        _settle(items, outcomes)
+        else:
+            self._busy_since = None
+        if self._items and not self._scheduled:  # (more than a batch: the rest on the next turn)
+            self._scheduled = True
+            loop.call_soon(self._flush, limiter)
+        if outcomes is not None:
+            _settle(items, outcomes)
 
     async def _write_in_thread(self, items: list[_Item], limiter: CapacityLimiter) -> None:
         try:

@@ -284,6 +284,7 @@ class Store(SharedState):
         self._read_lock = threading.Lock()
         self._writer: int | None = None
         self._hurried: int | None = None  # the thread (the event loop's) whose first write may not wait
+        self._patience = LOOP_PATIENCE  # how long it may wait for the lock, then
         if self.path != ":memory:":
             self._writers = os.open(f"{self.path}.writers", os.O_RDWR | os.O_CREAT, 0o600)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -357,21 +358,22 @@ class Store(SharedState):
                      tuple(values.values()))  # fmt: skip
 
     @contextmanager
-    def without_waiting(self) -> Iterator[None]:
+    def without_waiting(self, patience: float = LOOP_PATIENCE) -> Iterator[None]:
         """Work on the event loop: until its first write, a write that would wait for a lock (another thread's,
-        or another process's beyond ``LOOP_PATIENCE``) raises ``StoreBusy`` with nothing written; once one write
-        has begun, the rest of the work waits as anywhere."""
-        self._hurried = threading.get_ident()
+        or another process's beyond ``patience``) raises ``StoreBusy`` with nothing written; once one write
+        has begun, the rest of the work waits as anywhere.  (A batch of writes, whose hand-off to a thread costs
+        little, does not wait at all: ``patience`` 0.)"""
+        self._hurried, self._patience = threading.get_ident(), patience
         try:
             yield
         finally:
-            self._hurried = None
+            self._hurried, self._patience = None, LOOP_PATIENCE
 
     @contextmanager
     def transaction(self) -> Iterator[Store]:
         """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on error); re-entrant in one thread."""
         hurried = self._hurried is not None and self._hurried == threading.get_ident()
-        if not self._lock.acquire(timeout=LOOP_PATIENCE if hurried else -1):
+        if not self._lock.acquire(timeout=self._patience if hurried else -1):
             raise StoreBusy("another thread of this process is writing")
         try:
             if self._db.in_transaction:
@@ -420,12 +422,12 @@ class Store(SharedState):
             self._db.execute("RELEASE part")
 
     def _lock_file(self, hurried: bool) -> None:
-        """The processes' write lock (``flock`` on ``<db>.writers``); hurried: ``StoreBusy`` past ``LOOP_PATIENCE``."""
+        """The processes' write lock (``flock`` on ``<db>.writers``); hurried: ``StoreBusy`` past the patience."""
         assert self._writers is not None
         if not hurried:
             fcntl.flock(self._writers, fcntl.LOCK_EX)
             return
-        deadline = time.monotonic() + LOOP_PATIENCE
+        deadline = time.monotonic() + self._patience
         while True:
             try:
                 fcntl.flock(self._writers, fcntl.LOCK_EX | fcntl.LOCK_NB)
