@@ -191,11 +191,11 @@ class StoreJournal:
             before, self._inserts = self._inserts, self._inserts + len(rows)
             with self.store.transaction():
                 self.store.insert_many("journal", rows)
-                # every PRUNE_EVERY rows, and whenever the clock moved on (an advanced clock ages rows at once)
-                if before // PRUNE_EVERY != self._inserts // PRUNE_EVERY or latest - self._pruned_at > min(
-                    60.0, self._retention
-                ):
-                    self._prune(latest)
+                if before // PRUNE_EVERY != self._inserts // PRUNE_EVERY:  # by count (a range of ids: cheap)
+                    self._prune_by_count()
+                # by age (a scan: no index on ``at``) once a minute of the clock, and whenever it jumped on
+                if latest - self._pruned_at > min(60.0, self._retention):
+                    self._prune_by_age(latest)
 
     def close(self) -> None:
         """Write what waits and stop the thread (before the store closes)."""
@@ -205,13 +205,12 @@ class StoreJournal:
         if self._owned:
             self.store.close()
 
-    def _prune(self, now: float) -> None:
+    def _prune_by_age(self, now: float) -> None:
         self._pruned_at = now
         self.store.execute("DELETE FROM journal WHERE at < ?", (now - self._retention,))
-        self.store.execute(
-            "DELETE FROM journal WHERE id <= (SELECT MAX(id) FROM journal) - ?",
-            (self._size,),
-        )
+
+    def _prune_by_count(self) -> None:
+        self.store.execute("DELETE FROM journal WHERE id <= (SELECT MAX(id) FROM journal) - ?", (self._size,))
 
     def entries(self, *, login: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
         self.flush()
