@@ -371,7 +371,7 @@ def _card_digits_in(run: str, offset: int) -> set[int]:
 
     for start, digits in groups:  # one group: a number written whole, or one inside a longer run of digits
         size = len(digits)
-        if size in _CARD_LENGTHS and _luhn(digits):
+        if size in _CARD_LENGTHS and str(int(digits[0])) in _ISSUERS and _luhn(digits):
             hide(list(range(start, start + size)))
         if size > _HIDDEN_LENGTHS[0]:
             for first, length in _windows(size):
@@ -389,7 +389,11 @@ def _card_digits_in(run: str, offset: int) -> set[int]:
                 continue
             chosen = groups[first : last + 1]
             number = "".join(digits for _, digits in chosen)
-            if _grouped_like_a_card([d for _, d in chosen], seps[first:last], number) and _luhn(number):
+            if (
+                str(int(number[0])) in _ISSUERS
+                and _grouped_like_a_card([d for _, d in chosen], seps[first:last], number)
+                and _luhn(number)
+            ):
                 hide([begin + i for begin, digits in chosen for i in range(len(digits))])
     return hidden
 

@@ -57,6 +57,20 @@ def test_a_card_number_typed_into_another_field_is_masked(server: SimulatorServe
     assert line["fields"][field] == "453897******6732"  # type: ignore[index]
 
 
+def test_an_order_id_that_passes_the_luhn_check_but_is_no_card_number_is_answered_as_sent(
+    server: SimulatorServer, post, with_control
+):
+    """A millisecond timestamp as client_orderid passes the Luhn check one time in ten; it begins with 1, which no
+    card scheme issues, so the gateway's echo (merchant-order-id) is what the merchant sent, as the real gateway's
+    is (a library that compares them refused the masked echo)."""
+    timestamp = "1732600000001"
+    answer = post("/api/v2/sale/1001", with_control("sale", sale_fields(client_orderid=timestamp))).json()
+    assert answer["merchant-order-id"] == timestamp
+    asked = {"login": "gatekit-demo", "client_orderid": timestamp, "orderid": answer["paynet-order-id"]}
+    status = post("/api/v2/status/1001", with_control("status", asked)).json()
+    assert status["merchant-order-id"] == timestamp and status["status"] == "approved"
+
+
 # --- second round (issue 19, #4): the store, the receiver, reprs ---------------------------------------------
 
 FORMS = (PAN, "4538.9773.9960.6732", "4538977 399606732", "４５３８９７７３９９６０６７３２")
