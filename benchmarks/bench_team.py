@@ -8,10 +8,11 @@ SQLite file in a temporary folder, or a database of a throwaway PostgreSQL clust
 one core with ``taskset`` as in ``bench_http.py`` (bodies signed beforehand: one new client_orderid per sale,
 then status requests for those orders).  One worker's process is pinned to the other core (unpinned, the
 scheduler moved its threads onto wrk's core half of the time: 1,857-2,177 sales/s against 2,112-2,506 pinned);
-two workers are not pinned (they need both cores: wrk shares them).  Each simulator answers a 1 s run of sales
-before it is measured (the first, cold, was the slowest).  The configurations run in turn, ``--repeat`` times
-(interleaved), and every repetition is printed with the median.  The goal: 2 workers on SQLite at least 1.7x the
-sales/s of one.
+two workers are not pinned (they need both cores: wrk shares them).  The SQLite configurations run in turn,
+``--repeat`` times (interleaved); then the PostgreSQL cluster is started for its runs (its background work after
+a run slowed the next SQLite runs by 5-15% and made them vary).  Each simulator answers a 1 s run of sales before
+it is measured (the first, cold, was the slowest).  Every repetition is printed with the median.  The goal:
+2 workers on SQLite at least 1.7x the sales/s of one.
 """
 
 from __future__ import annotations
@@ -91,6 +92,27 @@ def measure(simulator: Simulate, seconds: float, run_name: str) -> tuple[Run, Ru
     return sold, status
 
 
+def _run(
+    results: dict[str, list[tuple[Run, Run]]],
+    seconds: float,
+    repetition: int,
+    name: str,
+    options: list[str],
+    cores: str | None = None,
+) -> None:
+    """One configuration, measured once: its simulator started, warmed, measured and stopped."""
+    simulator = Simulate(*options, cores=cores)
+    try:
+        run_name = f"team-{os.getpid()}-{repetition}-{len(results.get(name, []))}"
+        results.setdefault(name, []).append(measure(simulator, seconds, run_name))
+    finally:
+        simulator.stop()
+    sold, status = results[name][-1]
+    print(f"run {repetition + 1} {name:24} sales/s {sold.rate:8.0f} (p99 {sold.p99:6.1f} ms, server cpu "
+          f"{sold.cpu:.2f} ms/sale, errors {sold.errors})   status/s {status.rate:8.0f}  status p99 "
+          f"{status.p99:6.1f} ms", flush=True)  # fmt: skip
+
+
 def _other_core() -> str | None:
     """The core wrk does not use: one worker's process is pinned there (a whole core of its own, never shared with
     wrk: the best case for one process, so the ratio of two workers to it is the strict one)."""
@@ -112,26 +134,14 @@ def main() -> None:
     results: dict[str, list[tuple[Run, Run]]] = {}
     with ExitStack() as stack:
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gatekit-team-")))
+        for repetition in range(args.repeat):  # SQLite first, with no PostgreSQL server running beside it
+            one, two = str(folder / f"one-{repetition}.db"), str(folder / f"two-{repetition}.db")
+            _run(results, args.seconds, repetition, "1 worker, SQLite", ["--db", one], _other_core())
+            _run(results, args.seconds, repetition, "2 workers, SQLite", ["--workers", "2", "--db", two])
         pg = None if skip_reason() else stack.enter_context(cluster())
-        for repetition in range(args.repeat):
-            one_core = _other_core()
-            configs: list[tuple[str, list[str], str | None]] = [
-                ("1 worker, SQLite", ["--db", str(folder / f"one-{repetition}.db")], one_core),
-                ("2 workers, SQLite", ["--workers", "2", "--db", str(folder / f"two-{repetition}.db")], None),
-            ]
-            if pg is not None:
-                configs.append(("2 workers, PostgreSQL", ["--workers", "2", "--db", pg.new_database()], None))
-            for name, options, cores in configs:
-                simulator = Simulate(*options, cores=cores)
-                try:
-                    run_name = f"team-{os.getpid()}-{repetition}-{len(results.get(name, []))}"
-                    results.setdefault(name, []).append(measure(simulator, args.seconds, run_name))
-                finally:
-                    simulator.stop()
-                sold, status = results[name][-1]
-                print(f"run {repetition + 1} {name:24} sales/s {sold.rate:8.0f} (p99 {sold.p99:6.1f} ms, server cpu "
-                      f"{sold.cpu:.2f} ms/sale, errors {sold.errors})   status/s {status.rate:8.0f}  status p99 "
-                      f"{status.p99:6.1f} ms", flush=True)  # fmt: skip
+        for repetition in range(args.repeat if pg is not None else 0):
+            options = ["--workers", "2", "--db", pg.new_database()]
+            _run(results, args.seconds, repetition, "2 workers, PostgreSQL", options)
     print(f"\n{CONNECTIONS} connections, {args.seconds:g} s per wrk run, median of {args.repeat}:")
     medians = {}
     for name, runs in results.items():
