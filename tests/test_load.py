@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.load.plan import FLOWS, LoadPlan, PlanError, parse_think, parse_weights
+from toolkit.load.plan import FLOWS, LoadPlan, PlanError, parse_bind, parse_think, parse_weights
+from toolkit.load.receiver import LoadReceiver
 from toolkit.load.report import Failure, Results, Row, failure_of, summary_markdown
 
 from .recording_server import RecordingServer
@@ -40,6 +41,37 @@ def test_weights_name_the_flows_and_refuse_unknown_ones():
         parse_weights("sale=x")
     with pytest.raises(PlanError, match="give at least one flow a weight above 0"):
         parse_weights("sale=0")
+
+
+@pytest.mark.parametrize(
+    ("text", "bound"),
+    [("127.0.0.1", ("127.0.0.1", 0)), ("0.0.0.0:9100", ("0.0.0.0", 9100)), ("::1", ("::1", 0)),
+     ("[::1]", ("::1", 0)), ("[::1]:9100", ("::1", 9100)), ("[::]:0", ("::", 0))],
+)  # fmt: skip
+def test_the_callback_bind_takes_ipv4_and_ipv6(text: str, bound: tuple[str, int]):
+    assert parse_bind(text) == bound
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [(":9100", "no host"), ("[::1", "in brackets"), ("[::1]9100", "in brackets"), ("host:http", "port must")],
+)
+def test_a_callback_bind_that_is_no_address_is_refused_naming_the_rule(text: str, said: str):
+    with pytest.raises(ValueError, match=said):
+        parse_bind(text)
+
+
+def test_the_receiver_listens_on_ipv6_loopback():
+    import requests
+
+    receiver = LoadReceiver("::1", 0).start()
+    try:
+        assert receiver.callback_url.startswith("http://[::1]:")
+        answer = requests.get(receiver.callback_url, params={"orderid": "1", "type": "sale", "status": "approved"},
+                              timeout=5)  # fmt: skip
+        assert answer.status_code == 200 and receiver.arrivals == 1
+    finally:
+        receiver.stop()
 
 
 def test_think_times_and_the_load_table():

@@ -8,6 +8,7 @@ What to answer is decided by the receiver (``handle``); this module only speaks 
 from __future__ import annotations
 
 import html
+import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -102,6 +103,7 @@ class ReceiverServer(ThreadingHTTPServer):
     request_queue_size = 512
 
     def __init__(self, address: tuple[str, int], handle: Handle) -> None:
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET  # (an IPv6 literal)
         super().__init__(address, _Handler)
         self.handle = handle
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit.commands.common import Subparsers, UsageError
-from toolkit.load.plan import FLOWS
+from toolkit.load.plan import FLOWS, parse_bind
 
 if TYPE_CHECKING:
     from toolkit.load.plan import LoadPlan
@@ -80,12 +80,22 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--max-rps", metavar="N", help="requests per second of the whole run against a gateway "
                         "that is not a simulator (default 2)")  # fmt: skip
     parser.add_argument("--reports", type=Path, default=DEFAULT_REPORTS, help="where reports go (default reports/load)")
-    parser.add_argument("--callback-bind", metavar="HOST[:PORT]", default="127.0.0.1",
-                        help="where the callback receiver listens (default 127.0.0.1, any port)")  # fmt: skip
+    parser.add_argument("--callback-bind", metavar="HOST[:PORT]", default="127.0.0.1", type=_bind,
+                        help="where the callback receiver listens (default 127.0.0.1, any port; [::1]:9100 for "
+                        "IPv6)")  # fmt: skip
     parser.add_argument("--callback-url", metavar="URL",
                         help="the receiver's address as the gateway reaches it (default: the bound one)")  # fmt: skip
     parser.add_argument("locust_args", nargs=argparse.REMAINDER, help="after --: more Locust options")
     parser.set_defaults(handler=run)
+
+
+def _bind(text: str) -> str:
+    """``--callback-bind``, checked when the command line is read (the Locust processes parse it again)."""
+    try:
+        parse_bind(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def build_plan(args: argparse.Namespace, config_path: Path | None) -> LoadPlan:

@@ -141,3 +141,26 @@ def parse_rate(text: str, where: str = "--max-rps") -> float:
         return _rate(float(text), where)
     except ValueError:
         raise PlanError(f"{where} must be a number of requests per second > 0, got {text!r}") from None
+
+
+def parse_bind(text: str) -> tuple[str, int]:
+    """``--callback-bind``: ``HOST``, ``HOST:PORT``, ``[IPv6]``, ``[IPv6]:PORT`` or a bare IPv6 address (port 0:
+    any free one).  ValueError says what is wrong."""
+    host, port = text.strip(), ""
+    if host.startswith("["):
+        host, bracket, rest = host[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            raise ValueError(f"{text!r}: an IPv6 address goes in brackets, then :PORT ([::1]:9100)")
+        port = rest[1:]
+    elif host.count(":") == 1:
+        host, _, port = host.partition(":")
+    if not host:
+        raise ValueError(f"{text!r}: no host (0.0.0.0, 127.0.0.1, [::1]...)")
+    if port and not (port.isdigit() and 0 <= int(port) <= 65535):
+        raise ValueError(f"{text!r}: the port must be a number from 0 to 65535")
+    return host, int(port or 0)
+
+
+def url_host(host: str) -> str:
+    """``host`` as a URL writes it (an IPv6 address in brackets)."""
+    return f"[{host}]" if ":" in host else host

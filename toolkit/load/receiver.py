@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from toolkit.callbacks.server import Answer, Arrival, ReceiverServer
+from toolkit.load.plan import url_host
 
 ANSWER = Answer(200, "text/plain; charset=utf-8", b"OK")
 
@@ -32,7 +33,7 @@ class LoadReceiver:
         self.arrivals = 0
         self._server = ReceiverServer((host, port), self._handle)
         self.port = self._server.server_address[1]
-        self.base_url = (public_url or f"http://{host}:{self.port}").rstrip("/")
+        self.base_url = (public_url or f"http://{url_host(host)}:{self.port}").rstrip("/")
         self._thread = threading.Thread(target=self._server.serve_forever, name="gatekit-load-receiver", daemon=True)
 
     @property

@@ -44,7 +44,7 @@ from toolkit.config import GatewayConfig, load_config, simulator_config
 from toolkit.flows import Merchant
 from toolkit.load import report
 from toolkit.load.flows import FLOW_FUNCTIONS, Declined, Flow, FlowRun, failure_kind
-from toolkit.load.plan import LOAD_HEADER, LoadPlan
+from toolkit.load.plan import LOAD_HEADER, LoadPlan, parse_bind
 from toolkit.load.receiver import LoadReceiver
 from toolkit.models import Response
 from toolkit.payer import Payer
@@ -111,9 +111,8 @@ class LoadState:
         text = getattr(options, "gatekit_plan", "") if options is not None else ""
         self.plan = LoadPlan.from_json(text) if text else LoadPlan()
         if self.receiver is None:
-            bind = os.environ.get(RECEIVER_ENV, "127.0.0.1")
-            host, _, port = bind.rpartition(":") if ":" in bind else (bind, "", "0")
-            self.receiver = LoadReceiver(host, int(port or 0), public_url=os.environ.get(RECEIVER_URL_ENV) or None,
+            host, port = parse_bind(os.environ.get(RECEIVER_ENV, "127.0.0.1"))
+            self.receiver = LoadReceiver(host, port, public_url=os.environ.get(RECEIVER_URL_ENV) or None,
                                          on_duplicate=self._duplicate).start()  # fmt: skip
         self.limit = None
         if self.plan.max_rps is not None:
