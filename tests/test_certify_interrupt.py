@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from toolkit.certify.plugin import no_browser_reason
+from toolkit.certify.runner import signals_at_default
 
 FEATURE = """Feature: A long run
   Scenario: A payer who takes her time
@@ -62,7 +63,11 @@ def opened(request):
 @then("she waits for ever")
 def waits(opened):
     READY.write_text(json.dumps(descendants(os.getpid())))
-    time.sleep(120)  # (what the interruption stops)
+    try:
+        time.sleep(120)  # (what the interruption stops)
+    except KeyboardInterrupt:  # (pytest stopped by a SIGINT, not killed)
+        READY.with_suffix(".sigint").write_text("stopped by SIGINT")
+        raise
 """
 PREVIOUS = {"reports/junit.xml": "<testsuites name='previous'/>", "reports/summary.md": "# previous run\n",
             "allure-results/previous-result.json": "{}"}  # fmt: skip
@@ -76,7 +81,13 @@ def alive(pid: int) -> bool:
     return state != "Z"  # (a zombie is ended: its parent has not read its status yet)
 
 
-def interrupted_run(tmp_path: Path, sig: signal.Signals, *, browser: bool) -> tuple[int, str, str, list[int]]:
+def _ignoring_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def interrupted_run(
+    tmp_path: Path, sig: signal.Signals, *, browser: bool, ignoring_sigint: bool = False
+) -> tuple[int, str, str, list[int]]:
     (tmp_path / "features").mkdir()
     (tmp_path / "features" / "long.feature").write_text(FEATURE)
     (tmp_path / "conftest.py").write_text(STEPS)
@@ -87,9 +98,10 @@ def interrupted_run(tmp_path: Path, sig: signal.Signals, *, browser: bool) -> tu
     env = {name: value for name, value in os.environ.items() if not name.startswith(("GATEWAY_", "GATEKIT_"))}
     env.update(READY_FILE=str(ready), WITH_BROWSER="1" if browser else "0")
     command = [sys.executable, "-m", "toolkit.cli", "certify", "--suite-only", "--no-html"]
-    process = subprocess.Popen(
-        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    process = subprocess.Popen(  # (started as a CI runner starts it: SIGINT handled, whatever this worker has)
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_ignoring_sigint if ignoring_sigint else signals_at_default,
+    )  # fmt: skip
     deadline = time.monotonic() + 60
     while not ready.exists():
         assert process.poll() is None, process.communicate()
@@ -117,6 +129,16 @@ def test_an_interrupted_run_ends_everything_it_started_and_keeps_the_previous_re
         assert (tmp_path / name).read_text() == text, name
     assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == ["junit.xml", "summary.md"]
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+@pytest.mark.slow
+def test_pytest_is_stopped_by_sigint_even_when_certify_was_started_ignoring_it(tmp_path):
+    """A process that starts certify with SIGINT ignored (a CI step's shell, a test worker) passed that on to
+    pytest, which then ignored the SIGINT certify sends it and was killed 15 s later."""
+    code, stdout, stderr, started = interrupted_run(tmp_path, signal.SIGTERM, browser=False, ignoring_sigint=True)
+    assert code == 130, stdout + stderr
+    assert (tmp_path / "ready.sigint").read_text() == "stopped by SIGINT"
+    assert started and not [pid for pid in started if alive(pid)]
 
 
 @pytest.mark.slow

@@ -255,7 +255,7 @@ def _run_pytest(options: CertifyOptions, folders: list[Path], cwd: Path) -> tupl
     command = [sys.executable, "-m", "pytest", *pytest_args(options, folders, cwd)]
     started = time.monotonic()
     with _signals_interrupt():
-        process = subprocess.Popen(command, cwd=cwd, start_new_session=True)
+        process = subprocess.Popen(command, cwd=cwd, start_new_session=True, preexec_fn=signals_at_default)
         try:
             code = process.wait()
         except KeyboardInterrupt:
@@ -283,6 +283,14 @@ def _reports(staged: StagedRun, seconds: float, cwd: Path) -> Path | None:
         note = target_note(options.profile, config_file=options.config_file)
         summary.write_markdown(junit, profile=profile, seconds=seconds, report=index, note=note)
     return final_index
+
+
+def signals_at_default() -> None:
+    """In the child, before pytest starts: Ctrl-C and SIGTERM handled and not blocked, whatever this process
+    inherited (a SIGINT ignored by the process that started certify would make pytest ignore the SIGINT that
+    ``stop_group`` sends, and wait out ``GRACE``)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # (Python then raises KeyboardInterrupt on it)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 GRACE = 15.0  # seconds pytest has to tear down (close browsers, write what it writes) after Ctrl-C
