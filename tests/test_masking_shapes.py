@@ -47,11 +47,13 @@ FULLWIDTH = PAN.translate(str.maketrans("0123456789", "０１２３４５６７�
         f"00{PAN}99",
         f"ref{PAN}",
         FULLWIDTH,
+        f"００{FULLWIDTH}９９",
         "4538%209773%209960%206732",
         "4538%25209773%25209960%25206732",
     ],
     ids=["dots", "underscores", "slashes", "commas", "tabs", "double spaces", "mixed", "spaced dashes", "7+9",
-         "inside a longer run", "glued to a word", "fullwidth", "escaped spaces", "twice-escaped spaces"],
+         "inside a longer run", "glued to a word", "fullwidth", "fullwidth inside a longer run", "escaped spaces",
+         "twice-escaped spaces"],
 )  # fmt: skip
 def test_a_card_number_in_any_separator_form_is_masked(written: str) -> None:
     masked = mask_text(f"note: {written} end")

@@ -361,7 +361,10 @@ def _mask_card_numbers(text: str) -> str:
 
 
 def _card_digits_in(run: str, offset: int) -> set[int]:
-    """Positions (in the text) of the digits to hide in one run of digit groups."""
+    """Positions (in the text) of the digits to hide in one run of digit groups (a number a card scheme issues:
+    its first digit 2 to 6, and the Luhn check)."""
+    if not run.isascii():  # (fullwidth and other decimal digits read as 0-9, one character each: nothing moves)
+        run = "".join(str(int(char)) if char.isdecimal() else char for char in run)
     groups = [(m.start(), m.group(0)) for m in _DIGIT_GROUP.finditer(run)]
     seps = [run[groups[i][0] + len(groups[i][1]) : groups[i + 1][0]] for i in range(len(groups) - 1)]
     hidden: set[int] = set()
@@ -371,13 +374,13 @@ def _card_digits_in(run: str, offset: int) -> set[int]:
 
     for start, digits in groups:  # one group: a number written whole, or one inside a longer run of digits
         size = len(digits)
-        if size in _CARD_LENGTHS and str(int(digits[0])) in _ISSUERS and _luhn(digits):
+        if size in _CARD_LENGTHS and digits[0] in _ISSUERS and luhn_ok(digits):
             hide(list(range(start, start + size)))
         if size > _HIDDEN_LENGTHS[0]:
             for first, length in _windows(size):
                 window = digits[first : first + length]
                 issued = window[:2] in ("34", "37") if length == 15 else window[0] in _ISSUERS
-                if issued and _luhn(window):
+                if issued and luhn_ok(window):
                     hide(list(range(start + first, start + first + length)))
     for first in range(len(groups) - 1):  # two groups or more: a number written in groups
         total = len(groups[first][1])
@@ -390,9 +393,9 @@ def _card_digits_in(run: str, offset: int) -> set[int]:
             chosen = groups[first : last + 1]
             number = "".join(digits for _, digits in chosen)
             if (
-                str(int(number[0])) in _ISSUERS
-                and _grouped_like_a_card([d for _, d in chosen], seps[first:last], number)
-                and _luhn(number)
+                number[0] in _ISSUERS
+                and _grouped_like_a_card([d for _, d in chosen], seps[first:last])
+                and luhn_ok(number)
             ):
                 hide([begin + i for begin, digits in chosen for i in range(len(digits))])
     return hidden
@@ -412,17 +415,13 @@ def _windows(size: int) -> list[tuple[int, int]]:
     return found
 
 
-def _grouped_like_a_card(groups: list[str], seps: list[str], number: str) -> bool:
-    """A card printed in groups (fours, Amex's 4-6-5) with one separator, whatever its first digit; or any other
-    grouping of three digits or more per group (7+9, mixed separators) of a number a card scheme issues."""
+def _grouped_like_a_card(groups: list[str], seps: list[str]) -> bool:
+    """A card printed in groups (fours, Amex's 4-6-5) with one separator, or any other grouping of three digits
+    or more per group (7+9, mixed separators)."""
     sizes = [len(group) for group in groups]
     if len(set(seps)) == 1 and (sizes == [4, 6, 5] or (all(s == 4 for s in sizes[:-1]) and 1 <= sizes[-1] <= 4)):
         return True
-    return min(sizes) >= 3 and number[0] in _ISSUERS
-
-
-def _luhn(digits: str) -> bool:
-    return luhn_ok(digits) if digits.isascii() else luhn_ok("".join(str(int(c)) for c in digits))
+    return min(sizes) >= 3
 
 
 def mask_base_string(base_string: str) -> str:
