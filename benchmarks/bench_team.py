@@ -139,9 +139,10 @@ def main() -> None:
             _run(results, args.seconds, repetition, "1 worker, SQLite", ["--db", one], _other_core())
             _run(results, args.seconds, repetition, "2 workers, SQLite", ["--workers", "2", "--db", two])
         pg = None if skip_reason() else stack.enter_context(cluster())
-        for repetition in range(args.repeat if pg is not None else 0):
-            options = ["--workers", "2", "--db", pg.new_database()]
-            _run(results, args.seconds, repetition, "2 workers, PostgreSQL", options)
+        if pg is not None:
+            for repetition in range(args.repeat):
+                options = ["--workers", "2", "--db", pg.new_database()]
+                _run(results, args.seconds, repetition, "2 workers, PostgreSQL", options)
     print(f"\n{CONNECTIONS} connections, {args.seconds:g} s per wrk run, median of {args.repeat}:")
     medians = {}
     for name, runs in results.items():

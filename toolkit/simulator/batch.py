@@ -77,49 +77,53 @@ class Batcher:
 
     async def submit(self, write: Callable[[], Any], limiter: CapacityLimiter) -> Any:
         """What ``write()`` returned once its batch has committed (or the exception it raised)."""
-        loop = asyncio.get_running_loop()
-        item = _Item(write, loop.create_future())
+        item = _Item(write, asyncio.get_running_loop().create_future())
         self._items.append(item)
+        self._schedule(limiter)
+        return await item.future
+
+    def _schedule(self, limiter: CapacityLimiter, delay: float = 0.0) -> None:
+        """A flush on the loop's next turn (or ``delay`` later), unless one is due already."""
         if not self._scheduled:
             self._scheduled = True
-            loop.call_soon(self._flush, limiter)
-        return await item.future
+            asyncio.get_running_loop().call_later(delay, self._flush, limiter)
 
     def _flush(self, limiter: CapacityLimiter) -> None:
         self._scheduled = False
-        loop = asyncio.get_running_loop()
         items, self._items = self._items[:MAX_BATCH], self._items[MAX_BATCH:]
         try:
             with self.store.without_waiting(patience=0):
                 outcomes = self._write(items)
-        except StoreBusy:  # nothing written: asked again in a moment (the loop serves meanwhile), then in a thread
-            now = loop.time()
-            if self._busy_since is None:
-                self._busy_since = now
-            if now - self._busy_since < LOOP_RETRIES_FOR:
-                self._items[:0] = items  # (first in, first written; what comes meanwhile joins them)
-                self._scheduled = True
-                loop.call_later(LOOP_RETRY, self._flush, limiter)
-                return
+        except StoreBusy:  # nothing written
+            self._lock_busy(items, limiter)
+        except Exception as exc:  # (the commit failed: every write of the batch with it)
             self._busy_since = None
-            task = asyncio.ensure_future(self._write_in_thread(items, limiter))
-            self._threads.add(task)  # (a reference until it is done)
-            task.add_done_callback(self._threads.discard)
-            outcomes = None
-        except BaseException as exc:  # (the commit failed: every write of the batch with it)
-            outcomes = [exc] * len(items)
+            _settle(items, [exc] * len(items))
         else:
             self._busy_since = None
-        if self._items and not self._scheduled:  # (more than a batch: the rest on the next turn)
-            self._scheduled = True
-            loop.call_soon(self._flush, limiter)
-        if outcomes is not None:
             _settle(items, outcomes)
+        if self._items:  # (more than a batch, or a batch put back: the rest on the next turn)
+            self._schedule(limiter)
+
+    def _lock_busy(self, items: list[_Item], limiter: CapacityLimiter) -> None:
+        """Another process holds the lock: asked again in a moment (the loop serves meanwhile, and what comes
+        joins the batch), for ``LOOP_RETRIES_FOR`` at most; then the batch waits for the lock in a thread."""
+        now = asyncio.get_running_loop().time()
+        if self._busy_since is None:
+            self._busy_since = now
+        if now - self._busy_since < LOOP_RETRIES_FOR:
+            self._items[:0] = items  # (first in, first written)
+            self._schedule(limiter, LOOP_RETRY)
+            return
+        self._busy_since = None
+        task = asyncio.ensure_future(self._write_in_thread(items, limiter))
+        self._threads.add(task)  # (a reference until it is done)
+        task.add_done_callback(self._threads.discard)
 
     async def _write_in_thread(self, items: list[_Item], limiter: CapacityLimiter) -> None:
         try:
             outcomes = await pools.run(limiter, self._write, items)
-        except BaseException as exc:
+        except Exception as exc:
             outcomes = [exc] * len(items)
         _settle(items, outcomes)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from starlette.datastructures import State
 
 from toolkit.simulator import cards, delivery, faults, followups, payments, payouts, threeds, transfers
+from toolkit.simulator.batch import Batcher
 from toolkit.simulator.clock import SimClock
 from toolkit.simulator.engine import Engine
 from toolkit.simulator.journal import open_journal
@@ -41,6 +42,8 @@ def build_state(
     state.clock = clock = clock or SimClock(shared=store if store.shared else None)
     state.scheduler = scheduler = Scheduler()
     state.engine = engine = build_engine(settings, store, clock, scheduler)
+    if isinstance(store, Store) and not store.in_memory:  # a SQLite file: the loop's sales written together
+        engine.batcher = Batcher(store)
     state.journal = open_journal(store, settings)
     state.pools = Pools()
     faults.install_state(state)

@@ -168,7 +168,7 @@ class Engine:
         self.process = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self.scheduling: Callable[[], bool] = lambda: True
         self.final_hooks: list[FinalHook] = []
-        # the loop's group commit on a SQLite file (``toolkit.simulator.batch``, set by the routes): None elsewhere
+        # the loop's group commit on a SQLite file (``toolkit.simulator.batch``, from core.build_state): else None
         self.batcher: Batcher | None = None
         self.tick_hooks: list[Callable[[float], None]] = []
         self.due_providers: list[Callable[[], float | None]] = [self._engine_due]

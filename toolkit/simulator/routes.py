@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolkit.operations import AuthScheme, Operation, iter_operations
 from toolkit.simulator import checks, destinations, faults, journal, limits, pools, render, urls
-from toolkit.simulator.batch import Batcher, Deferred
+from toolkit.simulator.batch import Deferred
 from toolkit.simulator.engine import Call, Engine
 from toolkit.simulator.errors import SimError, endpoint_error, server_error
 from toolkit.simulator.shaping import TIMEOUT_HOLD
@@ -196,8 +196,8 @@ async def _answer(
                 assert not isinstance(answered, Pending)  # (no batch: in memory, a write costs no commit)
                 return answered
         elif isinstance(store, Store):
-            engine: Engine = request.app.state.engine
-            batcher = engine.batcher or _batcher(engine, store)
+            batcher = request.app.state.engine.batcher
+            assert batcher is not None  # (core.build_state gives a SQLite file's engine one)
             try:
                 with store.without_waiting(), batcher.collect():
                     answered = answer(request, op, by_group, raw, serial, faults=faults)
@@ -214,11 +214,6 @@ async def _answer(
     answered = await pools.run(pools.of(request).gateway, answer, request, op, by_group, raw, serial, faults=faults)
     assert not isinstance(answered, Pending)  # (only the loop's thread collects writes)
     return answered
-
-
-def _batcher(engine: Engine, store: Store) -> Batcher:
-    engine.batcher = Batcher(store)
-    return engine.batcher
 
 
 @dataclass(frozen=True)
@@ -252,7 +247,7 @@ def answer(
         try:
             result = engine.handle(call)
         except Deferred as later:
-            done = functools.partial(_finish, request, op, by_group, serial, call, pairs, warnings)
+            done = functools.partial(_finish, request, op, by_group, json_mode, serial, call, pairs, warnings)
             return Pending(later.write, done)
         body, status = render.result_body(engine, result, call, public_base(request)), 200
     except StoreBusy:  # (on the event loop, nothing written: answered again in a thread)
@@ -266,6 +261,7 @@ def _finish(
     request: Request,
     op: Operation,
     by_group: bool,
+    json_mode: bool,
     serial: str,
     call: Call,
     pairs: list[tuple[str, str]],
@@ -280,7 +276,6 @@ def _finish(
         body, status = render.result_body(engine, outcome, call, public_base(request)), 200
     except Exception as exc:
         body, status = _failure(op, serial, exc)
-    json_mode = _wants_json(request)
     return _reply(request, op, by_group, json_mode, status, body, pairs, warnings, call.merchant.login)
 
 
