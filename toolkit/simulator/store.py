@@ -284,7 +284,7 @@ class Store(SharedState):
         self._read_lock = threading.Lock()
         self._writer: int | None = None
         self._hurried: int | None = None  # the thread (the event loop's) whose first write may not wait
-        self._patience = LOOP_PATIENCE  # how long it may wait for the lock, then
+        self._patience = LOOP_PATIENCE  # how long that thread waits for a lock before StoreBusy
         if self.path != ":memory:":
             self._writers = os.open(f"{self.path}.writers", os.O_RDWR | os.O_CREAT, 0o600)
             self._db.execute("PRAGMA journal_mode=WAL")
