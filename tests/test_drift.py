@@ -113,9 +113,9 @@ def test_another_outcome_for_one_cvv2_is_a_status_difference_of_that_scenario_on
 
 @pytest.mark.slow
 def test_a_longer_processing_is_a_processing_time_difference(tmp_path: Path) -> None:
-    code, report, out = run_against(tmp_path, "latency = 1.5")
+    code, report, out = run_against(tmp_path, "latency = 0.8")
     assert code == 1 and kinds(report) == {("processing-time", "sale", "")}, out
-    assert report["suggested_simulator_settings"]["latency"] == pytest.approx(1.5, abs=0.3)
+    assert report["suggested_simulator_settings"]["latency"] == pytest.approx(0.8, abs=0.3)
 
 
 @pytest.mark.slow

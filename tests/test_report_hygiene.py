@@ -17,6 +17,9 @@ from tests.leaks import ROOT, har_errors, leaks
 from tests.once_per_run import once_per_run
 from toolkit import demo
 
+# one worker runs the suite once and every test of this file reads its results (no worker waits for another)
+pytestmark = pytest.mark.xdist_group("allure-results")
+
 
 def test_leak_scanner_finds_what_it_looks_for():
     assert leaks("credit_card_number=4444555566661111&cvv2=123") == ["card number 4444555566661111", "cvv2 123"]
