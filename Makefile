@@ -41,6 +41,13 @@ $(POSTGRES_STAMP): | $(STAMP)
 	else echo "PostgreSQL is needed: apt-get install postgresql (or GATEKIT_POSTGRES=off)"; exit 1; fi
 	@touch $(POSTGRES_STAMP)
 
+# Allure 3 (pinned in package.json) for the HTML report: make certify and the report tests.
+NODE_STAMP := node_modules/.installed
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $(NODE_STAMP)
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -48,7 +55,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-unit: $(STAMP) $(BROWSER_STAMP) $(POSTGRES_STAMP)
+unit: $(STAMP) $(BROWSER_STAMP) $(POSTGRES_STAMP) $(NODE_STAMP)
 	$(VENV)/bin/pytest -q -n 2 --dist loadgroup
 	@# a short pass of the gateway API with its state in PostgreSQL (make test-postgres runs every simulator test)
 	GATEKIT_TEST_STORE=postgres $(VENV)/bin/pytest -q -n 2 tests/simulator/test_api_payments.py tests/simulator/test_api_followups.py
@@ -58,12 +65,6 @@ test-postgres: $(STAMP) $(POSTGRES_STAMP)
 	GATEKIT_TEST_STORE=postgres $(VENV)/bin/pytest -q -n 2 tests/simulator
 
 test: lint typecheck unit
-
-NODE_STAMP := node_modules/.installed
-
-$(NODE_STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
-	@touch $(NODE_STAMP)
 
 # The main job: the certification suite against the embedded simulator, Allure + JUnit reports.
 certify: $(STAMP) $(NODE_STAMP)
