@@ -2,13 +2,16 @@
 
     .venv/bin/python benchmarks/bench_simulate_cpu.py [--pairs 1500] [--repeat 5]
 
-Four servers, each pinned to one core, the client (one keep-alive connection, one request at a time, bodies
-signed beforehand) to the other, as ``bench_server_cpu.py`` does: the bare app, ``gatekit simulate`` with its
+Four servers, each pinned to one core, the client (one keep-alive connection per server, one request at a time,
+bodies signed beforehand) to the other, as ``bench_server_cpu.py`` does: the bare app, ``gatekit simulate`` with its
 line per request (stdout to a file: not a terminal, so its lines are written in batches), ``gatekit simulate
---quiet``, and the in-process ``SimulatorServer`` (``bench_server_cpu.py``'s figure).  Each repetition sends
-every server sale + status pairs, then sales alone and statuses alone; the servers take turns (interleaved),
-``--repeat`` times.  The judged figure is server CPU time per request (utime + stime of all the server's
-threads, from ``/proc``), as a ratio to the bare app's; every repetition is printed with the median.
+--quiet``, and the in-process ``SimulatorServer`` (``bench_server_cpu.py``'s figure).  Each repetition sends every
+server sale + status pairs, then sales alone and statuses alone.  The servers take turns every ``--chunk``
+requests (interleaved finely: a slow second of this VM, its neighbours' load or a frequency change, falls on
+every server alike instead of on one server's whole run), ``--repeat`` times.  The judged figure is server CPU
+time per request, as a ratio to the bare app's: the run time of every thread of the server process, from
+``/proc/PID/task/*/sched`` (``se.sum_exec_runtime``, in nanoseconds; utime + stime from ``/proc/PID/stat``,
+in 10 ms ticks, where that is missing).  Every repetition is printed with the median.
 
 Goals: log on <= 2.0x and --quiet <= 1.7x bare uvicorn per sale + status pair; sale alone <= 2.5x, status alone
 <= 1.8x (for gatekit simulate with its log on).
@@ -57,8 +60,7 @@ class Simulate:
 
     @property
     def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return run_time(self.process.pid)
 
     def stop(self) -> None:
         self.process.terminate()
@@ -67,26 +69,67 @@ class Simulate:
         os.unlink(self.log.name)
 
 
-def drive(server: Server | Simulate, bodies: list[tuple[str, bytes]]) -> float:
-    """Send ``bodies`` ((operation, body) in turn) on one keep-alive connection; server CPU ms per request."""
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
-    before = server.cpu_seconds
-    for index, (operation, body) in enumerate(bodies):
-        if index == WARM_UP:
-            before = server.cpu_seconds
-        connection.request("POST", f"{API}/{operation}/1001", body=body, headers=HEADERS)
-        answer = connection.getresponse()
-        answer.read()
-        assert answer.status == 200, answer.status
-    spent = server.cpu_seconds - before
-    connection.close()
-    return spent * 1000 / (len(bodies) - WARM_UP)
+def run_time(pid: int) -> float:
+    """CPU seconds of every thread of process ``pid`` so far: ``se.sum_exec_runtime`` (ms, to the nanosecond) of
+    ``/proc/PID/task/*/sched``; utime + stime of ``/proc/PID/stat`` (10 ms ticks) where the kernel has no such file."""
+    total, found = 0.0, False
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            text = (task / "sched").read_text()
+        except OSError:  # a thread that just ended, or no sched file
+            continue
+        for line in text.splitlines():
+            if line.startswith("se.sum_exec_runtime"):
+                total, found = total + float(line.rsplit(":", 1)[1]) / 1000, True
+                break
+    if found:
+        return total
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def pid_of(server: Server | Simulate) -> int:
+    pid = server.process.pid
+    assert pid is not None
+    return pid
+
+
+def interleaved(
+    servers: dict[str, Server | Simulate], bodies: dict[str, list[tuple[str, bytes]]], chunk: int
+) -> dict[str, float]:
+    """Send each server its ``bodies`` ((operation, body) in turn) on a keep-alive connection, the servers taking
+    turns every ``chunk`` requests after a warm-up; server CPU ms per counted request, for each server (all the
+    CPU its process used from the end of the warm-up to the last answer: what it did between its turns counts)."""
+    connections = {
+        name: http.client.HTTPConnection("127.0.0.1", server.port, timeout=30) for name, server in servers.items()
+    }
+
+    def send(name: str, part: list[tuple[str, bytes]]) -> None:
+        connection = connections[name]
+        for operation, body in part:
+            connection.request("POST", f"{API}/{operation}/1001", body=body, headers=HEADERS)
+            answer = connection.getresponse()
+            answer.read()
+            assert answer.status == 200, answer.status
+
+    for name in servers:
+        send(name, bodies[name][:WARM_UP])
+    before = {name: run_time(pid_of(server)) for name, server in servers.items()}
+    count = len(next(iter(bodies.values()))) - WARM_UP
+    for first in range(WARM_UP, WARM_UP + count, chunk):
+        for name in servers:
+            send(name, bodies[name][first : first + chunk])
+    spent = {name: run_time(pid_of(server)) - before[name] for name, server in servers.items()}
+    for connection in connections.values():
+        connection.close()
+    return {name: seconds * 1000 / count for name, seconds in spent.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--pairs", type=int, default=1500, help="sale + status pairs per server, per repetition")
     parser.add_argument("--repeat", type=int, default=5, help="interleaved repetitions (the median is the figure)")
+    parser.add_argument("--chunk", type=int, default=50, help="requests a server answers before the next one's turn")
     args = parser.parse_args()
     server_core, client_core = cores()
     if client_core is not None:
@@ -101,15 +144,12 @@ def main() -> None:
     rows: dict[str, dict[str, list[float]]] = {name: {"pair": [], "sale": [], "status": []} for name in servers}
     try:
         for repetition in range(args.repeat):
-            for name, server in servers.items():
-                sales, statuses = presigned(f"sim-{os.getpid()}-{repetition}-{len(name)}", WARM_UP + args.pairs)
-                pairs = [item for pair in zip(sales, statuses, strict=True) for item in
-                         (("sale", pair[0]), ("status", pair[1]))]  # fmt: skip
-                rows[name]["pair"].append(drive(server, pairs))
-                more_sales, more_statuses = presigned(f"alone-{os.getpid()}-{repetition}-{len(name)}",
-                                                      WARM_UP + args.pairs)  # fmt: skip
-                rows[name]["sale"].append(drive(server, [("sale", body) for body in more_sales]))
-                rows[name]["status"].append(drive(server, [("status", body) for body in more_statuses]))
+            for kind in ("pair", "sale", "status"):
+                made = "sale" if kind == "status" else kind  # (the statuses ask for the orders of the sales just sent)
+                bodies = {name: _bodies(kind, f"{made}-{os.getpid()}-{repetition}-{index}", WARM_UP + args.pairs)
+                          for index, name in enumerate(servers)}  # fmt: skip
+                for name, value in interleaved(servers, bodies, args.chunk).items():
+                    rows[name][kind].append(value)
     finally:
         for server in servers.values():
             server.stop()
@@ -132,6 +172,14 @@ def main() -> None:
         ratio = statistics.median(v / b for v, b in zip(values, floor[kinds[goal]], strict=True))
         verdict = "met" if ratio <= GOALS[goal] else "NOT met"
         print(f"goal {goal}: <= {GOALS[goal]}x bare: {ratio:.2f}x, {verdict}")
+
+
+def _bodies(kind: str, run: str, count: int) -> list[tuple[str, bytes]]:
+    """``count`` sale + status pairs (pair), sales, or statuses of orders made beforehand (status)."""
+    sales, statuses = presigned(run, count)
+    if kind == "pair":
+        return [item for pair in zip(sales, statuses, strict=True) for item in (("sale", pair[0]), ("status", pair[1]))]
+    return [("sale", body) for body in sales] if kind == "sale" else [("status", body) for body in statuses]
 
 
 if __name__ == "__main__":
