@@ -13,6 +13,7 @@ from toolkit.masking import (
     mask_fields,
     mask_html,
     mask_pan,
+    mask_path,
     mask_text,
     mask_value,
 )
@@ -118,3 +119,12 @@ def test_mask_html_masks_card_inputs_by_name_and_card_numbers_anywhere():
         '<input id=\'cvv2\' value=\'***\'><input name="amount" value="10.00"><input name="cvv2" value="">'
         "<p>card 444455******1111</p>"
     )
+
+
+def test_a_path_is_masked_and_a_clean_one_remembered_until_a_new_secret_comes():
+    assert mask_path("/paynet/api/v2/status/4444555566661111") == "/paynet/api/v2/status/444455******1111"
+    assert mask_path("/paynet/api/v2/status/4444555566661111") == "/paynet/api/v2/status/444455******1111"
+    clean = "/paynet/api/v2/status/tok-path-secret-7Qz"
+    assert mask_path(clean) == clean and mask_path(clean) == clean  # (the second time: remembered)
+    Secret("tok-path-secret-7Qz")  # a secret that becomes known later is masked in a path seen clean before
+    assert mask_path(clean) == f"/paynet/api/v2/status/{SECRET_MASK}"

@@ -88,6 +88,7 @@ def remember_secret(value: str) -> None:
         _KNOWN_SECRETS[value] = None
         ordered = sorted(_KNOWN_SECRETS, key=len, reverse=True)  # (the longest first: one may contain another)
         _SECRETS_FOUND[0] = re.compile("|".join(map(re.escape, ordered)))
+        _CLEAN_PATHS.clear()  # (a path found clean may hold the new secret)
 
 
 def _mask_secrets(text: str) -> str:
@@ -316,6 +317,24 @@ def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
     if _CVV_HINT.search(text):
         text = _NAME_VALUE.sub(_mask_cvv_match, text)
     return _mask_card_numbers(text)
+
+
+def mask_path(path: str) -> str:
+    """``mask_text`` for the path of a request, with the paths found clean remembered: a server sees the same few
+    paths again and again (an operation and an endpoint id), and a clean one has nothing to hide to be kept."""
+    if path in _CLEAN_PATHS:
+        return path
+    masked = mask_text(path)
+    if masked == path and len(path) <= _LONGEST_REMEMBERED_PATH:
+        if len(_CLEAN_PATHS) >= _MAX_CLEAN_PATHS:
+            _CLEAN_PATHS.clear()
+        _CLEAN_PATHS.add(path)
+    return masked
+
+
+_CLEAN_PATHS: set[str] = set()  # paths ``mask_text`` left as they were (emptied when a secret becomes known)
+_MAX_CLEAN_PATHS = 1024
+_LONGEST_REMEMBERED_PATH = 256
 
 
 def _mask_cvv_match(match: re.Match[str]) -> str:

@@ -23,7 +23,7 @@ import operator
 import threading
 from typing import Any, Protocol
 
-from toolkit.masking import mask_fields, mask_text
+from toolkit.masking import mask_fields, mask_path, mask_text
 from toolkit.simulator.settings import SimulatorSettings
 from toolkit.simulator.store import Store, dumps, loads
 
@@ -66,7 +66,7 @@ def entry(
         "at": at,
         "login": login,
         "operation": operation,
-        "path": mask_text(path),
+        "path": mask_path(path),
         "http_status": http_status,
         "response_type": response_type,
         "serial": body.get("serial-number", ""),
