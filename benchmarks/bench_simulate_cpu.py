@@ -22,76 +22,14 @@ from __future__ import annotations
 import argparse
 import http.client
 import os
-import queue
 import statistics
-import subprocess
-import tempfile
-import threading
 from pathlib import Path
 
-from benchservers import API, HEADERS, Server, cores, presigned, start
+from benchservers import API, HEADERS, Server, Simulate, cores, presigned, start
 
 ROOT = Path(__file__).resolve().parents[1]
 WARM_UP = 100
 GOALS = {"pair, log on": 2.0, "pair, --quiet": 1.7, "sale alone": 2.5, "status alone": 1.8}
-
-
-class Simulate:
-    """``gatekit simulate`` started as the README starts it (plus ``--port 0``), pinned with ``taskset``."""
-
-    def __init__(self, core: int | None, *flags: str) -> None:
-        self.log = tempfile.NamedTemporaryFile(prefix="gatekit-simulate-", suffix=".log", delete=False)  # noqa: SIM115
-        command = [str(ROOT / ".venv" / "bin" / "gatekit"), "simulate", "--port", "0", *flags]
-        if core is not None:
-            command = ["taskset", "-c", str(core), *command]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._copy, args=(lines,), daemon=True).start()
-        first = lines.get(timeout=60)
-        self.port = int(first.rsplit(":", 1)[1].split("/", 1)[0])
-
-    def _copy(self, lines: queue.Queue[str]) -> None:
-        """The header to the benchmark, every request line to a file (what a redirected stdout costs)."""
-        assert self.process.stdout is not None
-        for index, line in enumerate(self.process.stdout):
-            if index == 0:
-                lines.put(line)
-            self.log.write(line.encode())
-
-    @property
-    def cpu_seconds(self) -> float:
-        return run_time(self.process.pid)
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
-        self.log.close()
-        os.unlink(self.log.name)
-
-
-def run_time(pid: int) -> float:
-    """CPU seconds of every thread of process ``pid`` so far: ``se.sum_exec_runtime`` (ms, to the nanosecond) of
-    ``/proc/PID/task/*/sched``; utime + stime of ``/proc/PID/stat`` (10 ms ticks) where the kernel has no such file."""
-    total, found = 0.0, False
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            text = (task / "sched").read_text()
-        except OSError:  # a thread that just ended, or no sched file
-            continue
-        for line in text.splitlines():
-            if line.startswith("se.sum_exec_runtime"):
-                total, found = total + float(line.rsplit(":", 1)[1]) / 1000, True
-                break
-    if found:
-        return total
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def pid_of(server: Server | Simulate) -> int:
-    pid = server.process.pid
-    assert pid is not None
-    return pid
 
 
 def interleaved(
@@ -114,12 +52,12 @@ def interleaved(
 
     for name in servers:
         send(name, bodies[name][:WARM_UP])
-    before = {name: run_time(pid_of(server)) for name, server in servers.items()}
+    before = {name: server.cpu_seconds for name, server in servers.items()}
     count = len(next(iter(bodies.values()))) - WARM_UP
     for first in range(WARM_UP, WARM_UP + count, chunk):
         for name in servers:
             send(name, bodies[name][first : first + chunk])
-    spent = {name: run_time(pid_of(server)) - before[name] for name, server in servers.items()}
+    spent = {name: server.cpu_seconds - before[name] for name, server in servers.items()}
     for connection in connections.values():
         connection.close()
     return {name: seconds * 1000 / count for name, seconds in spent.items()}
@@ -137,8 +75,8 @@ def main() -> None:
     print(f"server core {server_core}, client core {client_core}, {args.pairs} pairs x {args.repeat}, interleaved")
     servers: dict[str, Server | Simulate] = {
         "bare uvicorn": start("bare", server_core),
-        "gatekit simulate": Simulate(server_core),
-        "gatekit simulate --quiet": Simulate(server_core, "--quiet"),
+        "gatekit simulate": Simulate(cores=_core(server_core)),
+        "gatekit simulate --quiet": Simulate("--quiet", cores=_core(server_core)),
         "in-process SimulatorServer": start("simulator", server_core),
     }
     rows: dict[str, dict[str, list[float]]] = {name: {"pair": [], "sale": [], "status": []} for name in servers}
@@ -172,6 +110,10 @@ def main() -> None:
         ratio = statistics.median(v / b for v, b in zip(values, floor[kinds[goal]], strict=True))
         verdict = "met" if ratio <= GOALS[goal] else "NOT met"
         print(f"goal {goal}: <= {GOALS[goal]}x bare: {ratio:.2f}x, {verdict}")
+
+
+def _core(core: int | None) -> str | None:
+    return None if core is None else str(core)
 
 
 def _bodies(kind: str, run: str, count: int) -> list[tuple[str, bytes]]:

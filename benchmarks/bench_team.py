@@ -19,18 +19,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import queue
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 from contextlib import ExitStack
 from pathlib import Path
 
 from bench_http import Run, wrk
-from benchservers import presigned
+from benchservers import Simulate, presigned
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -38,48 +35,6 @@ from tests.postgres import cluster, skip_reason  # noqa: E402  (the throwaway cl
 
 CONNECTIONS = 64
 GOAL = 1.7
-
-
-class Simulate:
-    """``gatekit simulate`` as a subprocess; ``port`` and ``cpu_seconds`` (all its processes, from /proc)."""
-
-    def __init__(self, *args: str, cores: str | None = None) -> None:
-        command = [str(ROOT / ".venv" / "bin" / "gatekit"), "simulate", "--quiet", "--port", "0", *args]
-        if cores is not None and shutil.which("taskset"):
-            command = ["taskset", "-c", cores, *command]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, args=(lines,), daemon=True).start()
-        header = []
-        while not header or not header[-1].startswith("stop: "):
-            line = lines.get(timeout=60)
-            if not line:
-                raise SystemExit(f"gatekit simulate {' '.join(args)} did not start: {header} {self.process.stderr}")
-            header.append(line.rstrip("\n"))
-        self.port = int(header[0].rsplit(":", 1)[1].split("/", 1)[0])
-        workers = next((line for line in header if line.startswith("workers: ")), "")
-        pids = workers.split("(pids ", 1)[1].split(")", 1)[0].split(", ") if workers else [str(self.process.pid)]
-        self.pids = [int(pid) for pid in pids]
-
-    def _read(self, lines: queue.Queue[str]) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            lines.put(line)
-            if line.startswith("stop: "):
-                return
-        lines.put("")
-
-    @property
-    def cpu_seconds(self) -> float:
-        total = 0.0
-        for pid in self.pids:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        return total
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.communicate(timeout=60)
 
 
 def measure(simulator: Simulate, seconds: float, run_name: str) -> tuple[Run, Run]:
@@ -101,7 +56,7 @@ def _run(
     cores: str | None = None,
 ) -> None:
     """One configuration, measured once: its simulator started, warmed, measured and stopped."""
-    simulator = Simulate(*options, cores=cores)
+    simulator = Simulate("--quiet", *options, cores=cores)
     try:
         run_name = f"team-{os.getpid()}-{repetition}-{len(results.get(name, []))}"
         results.setdefault(name, []).append(measure(simulator, seconds, run_name))

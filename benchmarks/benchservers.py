@@ -15,11 +15,16 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import queue
+import shutil
 import socket
+import subprocess
+import tempfile
 import threading
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from counters import ThreadCounters
@@ -192,9 +197,9 @@ class Server:
 
     @property
     def cpu_seconds(self) -> float:
-        """utime + stime of the server process (every thread)."""
-        fields = self._proc("stat").rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """CPU seconds of the server process (every thread): ``cpu_seconds_of``."""
+        assert self.process.pid is not None
+        return cpu_seconds_of(self.process.pid)
 
     @property
     def rss_kb(self) -> int:
@@ -240,3 +245,76 @@ def cores() -> tuple[int | None, int | None]:
         return None, None
     available = sorted(os.sched_getaffinity(0))
     return available[0], available[-1]
+
+
+def cpu_seconds_of(pid: int) -> float:
+    """CPU seconds of every thread of process ``pid`` so far: ``se.sum_exec_runtime`` (ms, to the nanosecond) of
+    ``/proc/PID/task/*/sched``; utime + stime of ``/proc/PID/stat`` (10 ms ticks) where the kernel has no such file.
+    Threads that have ended are not counted: for a process whose threads come and go (a start-up), read the stat
+    ticks (``bench_startup_simulate.py``, ``bench_load_generator.py``)."""
+    total, found = 0.0, False
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            text = (task / "sched").read_text()
+        except OSError:  # a thread that just ended, or no sched file
+            continue
+        for line in text.splitlines():
+            if line.startswith("se.sum_exec_runtime"):
+                total, found = total + float(line.rsplit(":", 1)[1]) / 1000, True
+                break
+    if found:
+        return total
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Simulate:
+    """``gatekit simulate --port 0 FLAGS`` as a subprocess, as the README starts it (``taskset -c cores`` when
+    given): its ``port``, and ``cpu_seconds`` of all its processes (the workers of ``--workers N``).  What it writes
+    after its header (the line per request) goes to a temporary file, as a redirected stdout."""
+
+    def __init__(self, *flags: str, cores: str | None = None) -> None:
+        root = Path(__file__).resolve().parents[1]
+        command = [str(root / ".venv" / "bin" / "gatekit"), "simulate", "--port", "0", *flags]
+        if cores is not None and shutil.which("taskset"):
+            command = ["taskset", "-c", cores, *command]
+        self.log = tempfile.TemporaryFile(prefix="gatekit-simulate-", suffix=".log")  # noqa: SIM115
+        self.errors = tempfile.TemporaryFile(prefix="gatekit-simulate-", suffix=".err")  # noqa: SIM115
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.errors, text=True)
+        lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, args=(lines,), daemon=True).start()
+        header: list[str] = []
+        while not header or not header[-1].startswith("stop: "):
+            line = lines.get(timeout=60)
+            if not line:
+                self.errors.seek(0)
+                said = self.errors.read().decode(errors="replace")
+                raise SystemExit(f"gatekit simulate {' '.join(flags)} did not start: {header} {said}")
+            header.append(line.rstrip("\n"))
+        self.port = int(header[0].rsplit(":", 1)[1].split("/", 1)[0])
+        workers = next((line for line in header if line.startswith("workers: ")), "")
+        pids = workers.split("(pids ", 1)[1].split(")", 1)[0].split(", ") if workers else [str(self.process.pid)]
+        self.pids = [int(pid) for pid in pids]
+
+    def _read(self, lines: queue.Queue[str]) -> None:
+        """The header to ``__init__``, then every line to the log file (what a redirected stdout costs)."""
+        assert self.process.stdout is not None
+        started = False
+        for line in self.process.stdout:
+            if started:
+                self.log.write(line.encode())
+                continue
+            lines.put(line)
+            started = line.startswith("stop: ")
+        if not started:
+            lines.put("")
+
+    @property
+    def cpu_seconds(self) -> float:
+        return sum(cpu_seconds_of(pid) for pid in self.pids)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=60)
+        self.log.close()
+        self.errors.close()

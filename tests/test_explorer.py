@@ -388,7 +388,7 @@ def test_the_timeline_tab_draws_the_order_and_a_static_view_stands_in_for_widget
     # the sale is answered processing and decided a moment later: both views are drawn once it is (the timeline
     # names the status, and a view drawn while it changes would differ from the other for that alone)
     deadline = time.monotonic() + 10
-    while "10.42 EUR, approved" not in (static := panel._repr_mimebundle_()["text/html"]):
+    while "10.42 EUR, approved" not in panel._repr_mimebundle_()["text/html"]:
         assert time.monotonic() < deadline, "the order was never approved in the static view"
         time.sleep(0.02)
     bundle = panel._repr_mimebundle_()

@@ -159,8 +159,3 @@ def parse_bind(text: str) -> tuple[str, int]:
     if port and not (port.isdigit() and 0 <= int(port) <= 65535):
         raise ValueError(f"{text!r}: the port must be a number from 0 to 65535")
     return host, int(port or 0)
-
-
-def url_host(host: str) -> str:
-    """``host`` as a URL writes it (an IPv6 address in brackets)."""
-    return f"[{host}]" if ":" in host else host

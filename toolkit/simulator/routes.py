@@ -56,8 +56,7 @@ def _local_root(request: Request) -> str:
     root = _ROOTS.get((scheme, server))
     if root is None:
         host, port = server
-        host = f"[{host}]" if ":" in host else host
-        root = f"{scheme}://{host}:{port}"
+        root = f"{scheme}://{urls.url_host(host)}:{port}"
         if len(_ROOTS) < 64:  # (a server has one or two addresses)
             _ROOTS[(scheme, server)] = root
     return root
@@ -244,17 +243,17 @@ def answer(
         pairs = limits.parse_form(raw)
         call = accept(engine, request, op, request.path_params["path_id"], by_group, pairs, warnings, serial)
         login = call.merchant.login
+        done = functools.partial(_finish, request, op, by_group, json_mode, serial, call, pairs, warnings)
         try:
             result = engine.handle(call)
         except Deferred as later:
-            done = functools.partial(_finish, request, op, by_group, json_mode, serial, call, pairs, warnings)
             return Pending(later.write, done)
-        body, status = render.result_body(engine, result, call, public_base(request)), 200
     except StoreBusy:  # (on the event loop, nothing written: answered again in a thread)
         raise
     except Exception as exc:
         body, status = _failure(op, serial, exc)
-    return _reply(request, op, by_group, json_mode, status, body, pairs, warnings, login)
+        return _reply(request, op, by_group, json_mode, status, body, pairs, warnings, login)
+    return done(result)
 
 
 def _finish(
@@ -268,7 +267,8 @@ def _finish(
     warnings: list[str],
     outcome: Any,
 ) -> Answer:
-    """The answer to a request whose write the loop's batch did: ``outcome`` is its result, or what it raised."""
+    """The answer to an accepted request: ``outcome`` is the engine's result, or what it raised (a write the loop's
+    batch did)."""
     engine: Engine = request.app.state.engine
     try:
         if isinstance(outcome, BaseException):

@@ -27,6 +27,7 @@ from toolkit.simulator.journal import Journal
 from toolkit.simulator.quickstart import QuickStart
 from toolkit.simulator.settings import SimulatorSettings, default_settings
 from toolkit.simulator.stores import open_store
+from toolkit.simulator.urls import url_host
 
 if TYPE_CHECKING:  # the client side (requests, the client's configuration) and FastAPI: imported when asked for
     from fastapi import FastAPI
@@ -98,7 +99,7 @@ def bind(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
 
 def root_url(host: str, port: int) -> str:
     """``http://HOST:PORT`` where this machine reaches a simulator bound to ``host`` (0.0.0.0: loopback)."""
-    shown = "127.0.0.1" if host in ("0.0.0.0", "") else f"[{host}]" if ":" in host else host
+    shown = "127.0.0.1" if host in ("0.0.0.0", "") else url_host(host)
     return f"http://{shown}:{port}"
 
 
