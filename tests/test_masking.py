@@ -128,3 +128,17 @@ def test_a_path_is_masked_and_a_clean_one_remembered_until_a_new_secret_comes():
     assert mask_path(clean) == clean and mask_path(clean) == clean  # (the second time: remembered)
     Secret("tok-path-secret-7Qz")  # a secret that becomes known later is masked in a path seen clean before
     assert mask_path(clean) == f"/paynet/api/v2/status/{SECRET_MASK}"
+
+
+def test_a_field_found_clean_is_stored_as_it_is_until_a_new_secret_comes():
+    from toolkit.simulator.store import stored_text
+
+    fields = [("client_orderid", "order-tok-field-secret-9Wq"), ("email", "a@example.com"), ("cvv2", "123")]
+    assert mask_fields(fields) == {"client_orderid": "order-tok-field-secret-9Wq", "email": "a@example.com",
+                                   "cvv2": "***"}  # fmt: skip
+    assert stored_text("client_orderid", "order-tok-field-secret-9Wq") == "order-tok-field-secret-9Wq"  # (remembered)
+    assert stored_text("cvv2", "123") == "***"  # a name that hides its value hides it, whatever was seen before
+    assert stored_text("credit_card_number", "4444555566661111") == "444455******1111"
+    Secret("tok-field-secret-9Wq")  # a secret that becomes known later is masked in a value seen clean before
+    assert stored_text("client_orderid", "order-tok-field-secret-9Wq") == f"order-{SECRET_MASK}"
+    assert mask_fields(fields)["client_orderid"] == f"order-{SECRET_MASK}"

@@ -23,7 +23,7 @@ from toolkit.masking import _may_need_masking, mask_base_string, mask_fields, ma
 from toolkit.signing import OAuthParams, signature_base_string
 from toolkit.simulator.delivery import Delivery
 from toolkit.simulator.errors import SimError
-from toolkit.simulator.journal import entry
+from toolkit.simulator.journal import entry, sent
 
 SEPARATORS = " /:,;&?()[]{}<>'\"|\n\t"
 CVV_BASES = ["cvv", "cvv2", "cvc", "cvc2", "cvn", "card_cvv", "cardCvv", "cvv_code", "security_code"]
@@ -148,7 +148,7 @@ def test_the_journal_and_the_delivery_log_never_carry_card_data(typed, name, cvv
         path="/paynet/api/v2/sale/1",
         http_status=400,
         body={"type": "validation-error", "error-message": f"{name}: {text}"},
-        fields=[(name, text), (cvv_name, cvv), ("client_orderid", text)],
+        fields=sent([(name, text), (cvv_name, cvv), ("client_orderid", text)]),
         warnings=[f"field {name} has blanks: {text}"],
     )
     assert not carries_pan(str(line), pan) and line["fields"][cvv_name] == "***"

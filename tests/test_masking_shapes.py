@@ -93,10 +93,10 @@ def test_cvv_names_and_what_is_not_one() -> None:
 
 def test_a_card_number_as_a_field_name_or_in_a_path_is_masked() -> None:
     assert mask_fields({PAN: "1", "amount": "1.00"}) == {"453897******6732": "1", "amount": "1.00"}
-    from toolkit.simulator.journal import entry
+    from toolkit.simulator.journal import entry, sent
 
     line = entry(at=0.0, login="m", operation="sale", path=f"/paynet/api/v2/sale/{PAN}", http_status=400,
-                 body={"type": "validation-error"}, fields=[(PAN, "x")], warnings=[])  # fmt: skip
+                 body={"type": "validation-error"}, fields=sent([(PAN, "x")]), warnings=[])  # fmt: skip
     assert PAN not in json.dumps(line)
 
 

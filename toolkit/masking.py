@@ -88,7 +88,7 @@ def remember_secret(value: str) -> None:
         _KNOWN_SECRETS[value] = None
         ordered = sorted(_KNOWN_SECRETS, key=len, reverse=True)  # (the longest first: one may contain another)
         _SECRETS_FOUND[0] = re.compile("|".join(map(re.escape, ordered)))
-        _CLEAN_PATHS.clear()  # (a path found clean may hold the new secret)
+        _CLEAN.clear()  # (a text found clean may hold the new secret)
 
 
 def _mask_secrets(text: str) -> str:
@@ -189,6 +189,8 @@ def mask_value(name: str, value: str) -> str:
         return CVV_MASK if value else value
     if rule is _Rule.CARD or (rule is _Rule.CARD_IF_DIGITS and ascii_digits(value.strip())):
         return mask_pan(value)
+    if value in _CLEAN:  # (found clean before: a request's fields are masked for its journal line, then stored)
+        return value
     if not _may_need_masking(value):  # most values: nothing to mask
         return value
     return mask_text(value)
@@ -228,8 +230,11 @@ def mask_fields(fields: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[s
     values = list(map(str, map(_SECOND, items)))
     plan = _mask_plan(names) if len(names) <= _MAX_CACHED_NAMES else _MaskPlan(names)
     # (joined by NULs, which no word or secret holds and which break a run of digits: each value apart)
-    if plan.text_at and _may_need_masking("\0".join(plan.texts(values))):
-        return {name: mask_value(name, value) for name, value in zip(names, values, strict=True)}
+    if plan.text_at:
+        texts = plan.texts(values)
+        if _may_need_masking("\0".join(texts)):
+            return {name: mask_value(name, value) for name, value in zip(names, values, strict=True)}
+        _remember_clean(texts)
     masked = dict(zip(names, values, strict=True))  # (a repeated name keeps its last value, as a dict does)
     for index in plan.by_name:
         masked[names[index]] = mask_value(names[index], values[index])
@@ -322,19 +327,28 @@ def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
 def mask_path(path: str) -> str:
     """``mask_text`` for the path of a request, with the paths found clean remembered: a server sees the same few
     paths again and again (an operation and an endpoint id), and a clean one has nothing to hide to be kept."""
-    if path in _CLEAN_PATHS:
+    if path in _CLEAN:
         return path
     masked = mask_text(path)
-    if masked == path and len(path) <= _LONGEST_REMEMBERED_PATH:
-        if len(_CLEAN_PATHS) >= _MAX_CLEAN_PATHS:
-            _CLEAN_PATHS.clear()
-        _CLEAN_PATHS.add(path)
+    if masked == path:
+        _remember_clean((path,))
     return masked
 
 
-_CLEAN_PATHS: set[str] = set()  # paths ``mask_text`` left as they were (emptied when a secret becomes known)
-_MAX_CLEAN_PATHS = 1024
-_LONGEST_REMEMBERED_PATH = 256
+# Texts found clean (``mask_text`` leaves them as they are), remembered for a while: ``mask_fields`` looks at the
+# free-text values of a request (the simulator's journal line), then ``mask_value`` meets the same values as the
+# columns of its row (``client_orderid``, ``email``...); the paths of requests come again and again.  Only texts
+# with nothing to hide are kept (no card number, no CVV, no known secret), none longer than ``_LONGEST_CLEAN``;
+# the set is emptied when a secret becomes known, and when it is full.
+_CLEAN: set[str] = set()
+_MAX_CLEAN = 4096
+_LONGEST_CLEAN = 256  # characters
+
+
+def _remember_clean(texts: Iterable[str]) -> None:
+    if len(_CLEAN) >= _MAX_CLEAN:
+        _CLEAN.clear()
+    _CLEAN.update([text for text in texts if len(text) <= _LONGEST_CLEAN])
 
 
 def _mask_cvv_match(match: re.Match[str]) -> str:

@@ -33,13 +33,13 @@ def test_journal_entries_are_cut_to_size(server: SimulatorServer, post):
 
 
 def test_the_memory_journal_has_a_byte_budget():
-    from toolkit.simulator.journal import MemoryJournal, entry
+    from toolkit.simulator.journal import MemoryJournal, entry, sent
 
     journal = MemoryJournal(size=10_000, budget=100_000)
     fat = [(f"f{i}", "v" * 256) for i in range(100)]
     for _ in range(50):
         journal.record(
-            entry(at=0, login="", operation="sale", path="/", http_status=400, body={}, fields=fat, warnings=[])
+            entry(at=0, login="", operation="sale", path="/", http_status=400, body={}, fields=sent(fat), warnings=[])
         )
     assert journal.bytes <= 100_000 and 1 <= len(journal.entries(limit=100)) < 50
 

@@ -104,7 +104,7 @@ def test_once_a_write_went_through_the_next_ones_wait(tmp_path: Path):
 
 def test_the_journal_writes_a_large_batch_in_chunks(tmp_path: Path, monkeypatch):
     from toolkit.simulator import store as store_module
-    from toolkit.simulator.journal import entry
+    from toolkit.simulator.journal import entry, sent
 
     monkeypatch.setattr(store_module, "INSERT_CHUNK", 7)
     store = Store(tmp_path / "s.db")
@@ -113,7 +113,7 @@ def test_the_journal_writes_a_large_batch_in_chunks(tmp_path: Path, monkeypatch)
         for i in range(23):
             journal.record(entry(at=1.0 + i, login="m", operation="status", path="/p", http_status=200,
                                  body={"type": "status-response", "serial-number": str(i)},
-                                 fields=[("client_orderid", f"o{i}")], warnings=[]))  # fmt: skip
+                                 fields=sent([("client_orderid", f"o{i}")]), warnings=[]))  # fmt: skip
         lines = journal.entries(limit=100)
         assert [line["serial"] for line in lines] == [str(i) for i in range(23)]
         assert lines[5]["fields"] == {"client_orderid": "o5"}

@@ -21,6 +21,7 @@ import itertools
 import logging
 import operator
 import threading
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from toolkit.masking import mask_fields, mask_path, mask_text
@@ -43,6 +44,30 @@ class Journal(Protocol):
     def clear(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class Sent:
+    """The fields of a request as its journal line keeps them: masked and cut to size, and its client_orderid."""
+
+    fields: dict[str, str]
+    client_orderid: str
+
+
+def sent(fields: list[tuple[str, str]]) -> Sent:
+    """What the journal keeps of a request's fields.  The route makes it as soon as the body is parsed: masking
+    looks at every free-text value once, and the values found clean are then stored without a second look
+    (``toolkit.masking``'s clean texts: the client_orderid, e-mail and addresses a row keeps)."""
+    kept = _kept_fields(fields)
+    if len(fields) <= MAX_FIELDS:  # the client_orderid sent, masked as ``kept`` has it (the last one sent)
+        client_orderid = kept.get("client_orderid", kept.get("client-order-id", ""))
+    else:
+        given = dict(fields)
+        client_orderid = _cut(mask_text(given.get("client_orderid", given.get("client-order-id", ""))))
+    return Sent(kept, client_orderid)
+
+
+NOTHING_SENT = Sent({}, "")
+
+
 def entry(
     *,
     at: float,
@@ -51,16 +76,10 @@ def entry(
     path: str,
     http_status: int,
     body: dict[str, str],
-    fields: list[tuple[str, str]],
+    fields: Sent,
     warnings: list[str],
 ) -> dict[str, Any]:
-    """One journal line, masked and cut to size (``fields`` and ``warnings`` as Python values)."""
-    kept = _kept_fields(fields)
-    if len(fields) <= MAX_FIELDS:  # the client_orderid sent, masked as ``kept`` has it (the last one sent)
-        client_orderid = kept.get("client_orderid", kept.get("client-order-id", ""))
-    else:
-        sent = dict(fields)
-        client_orderid = _cut(mask_text(sent.get("client_orderid", sent.get("client-order-id", ""))))
+    """One journal line, masked and cut to size (``fields``: ``sent``; ``warnings`` as Python values)."""
     response_type = body.get("type", "")
     return {
         "at": at,
@@ -71,9 +90,9 @@ def entry(
         "response_type": response_type,
         "serial": body.get("serial-number", ""),
         "orderid": body.get("paynet-order-id", ""),
-        "client_orderid": client_orderid,
+        "client_orderid": fields.client_orderid,
         # by name (card fields, CVV-like names), then by content: a card number typed into any other field
-        "fields": kept,
+        "fields": fields.fields,
         "warnings": [_cut(mask_text(w), 500) for w in warnings[:MAX_WARNINGS]] if warnings else [],
         "error": mask_text(body.get("error-message", "")) if response_type in ("validation-error", "error") else "",
     }

@@ -234,16 +234,17 @@ def answer(
     engine: Engine = request.app.state.engine
     json_mode = _wants_json(request)
     warnings = [] if json_mode else [f"no Accept: {MEDIA_TYPE} header; the gateway answers in its legacy form"]
-    pairs: list[tuple[str, str]] = []
+    sent = journal.NOTHING_SENT
     login = ""
     try:
         fault: FaultHook | None = request.app.state.fault_hook if faults else None
         if fault is not None and (delay := fault(request, op)) > 0:
             return delay
         pairs = limits.parse_form(raw)
+        sent = journal.sent(pairs)  # (masked now: the values found clean are stored without a second look)
         call = accept(engine, request, op, request.path_params["path_id"], by_group, pairs, warnings, serial)
         login = call.merchant.login
-        done = functools.partial(_finish, request, op, by_group, json_mode, serial, call, pairs, warnings)
+        done = functools.partial(_finish, request, op, by_group, json_mode, serial, call, sent, warnings)
         try:
             result = engine.handle(call)
         except Deferred as later:
@@ -252,7 +253,7 @@ def answer(
         raise
     except Exception as exc:
         body, status = _failure(op, serial, exc)
-        return _reply(request, op, by_group, json_mode, status, body, pairs, warnings, login)
+        return _reply(request, op, by_group, json_mode, status, body, sent, warnings, login)
     return done(result)
 
 
@@ -263,7 +264,7 @@ def _finish(
     json_mode: bool,
     serial: str,
     call: Call,
-    pairs: list[tuple[str, str]],
+    sent: journal.Sent,
     warnings: list[str],
     outcome: Any,
 ) -> Answer:
@@ -276,7 +277,7 @@ def _finish(
         body, status = render.result_body(engine, outcome, call, public_base(request)), 200
     except Exception as exc:
         body, status = _failure(op, serial, exc)
-    return _reply(request, op, by_group, json_mode, status, body, pairs, warnings, call.merchant.login)
+    return _reply(request, op, by_group, json_mode, status, body, sent, warnings, call.merchant.login)
 
 
 def _failure(op: Operation, serial: str, exc: Exception) -> tuple[dict[str, Any], int]:
@@ -294,7 +295,7 @@ def _reply(
     json_mode: bool,
     status: int,
     body: dict[str, Any],
-    pairs: list[tuple[str, str]],
+    sent: journal.Sent,
     warnings: list[str],
     login: str,
 ) -> Answer:
@@ -308,7 +309,7 @@ def _reply(
         path=_path(request),
         http_status=status,
         body=body,
-        fields=pairs,
+        fields=sent,
         warnings=warnings,
     )
     request.app.state.journal.record(line)
