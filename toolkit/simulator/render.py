@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import threading
 from html import escape
 from typing import Any
 
@@ -31,11 +32,39 @@ ANSWER_SCOPE_KEY = "gatekit.answer"
 def new_serial() -> str:
     """A request's ``serial-number``: a random (version 4) UUID, as ``str(uuid.uuid4())`` writes it, made
     without building a ``UUID`` object (the answer of every request carries one)."""
-    raw = bytearray(os.urandom(16))
+    raw = bytearray(_random_bytes(16))
     raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
     raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
     text = raw.hex()
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+class _RandomPool:
+    """``os.urandom`` read 4 KiB at a time and handed out in slices: a call to the kernel for every 256 serials
+    instead of one per request (the same random bytes; each handed out once, under a lock: threads answer too)."""
+
+    SIZE = 4096
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool = b""
+        self._at = 0
+        if hasattr(os, "register_at_fork"):  # a forked child reads its own bytes, never its parent's
+            os.register_at_fork(after_in_child=self._forget)
+
+    def __call__(self, count: int) -> bytes:
+        with self._lock:
+            if self._at + count > len(self._pool):
+                self._pool, self._at = os.urandom(max(self.SIZE, count)), 0
+            start, self._at = self._at, self._at + count
+            return self._pool[start : self._at]
+
+    def _forget(self) -> None:
+        self._lock = threading.Lock()
+        self._pool, self._at = b"", 0
+
+
+_random_bytes = _RandomPool()
 
 
 class GatewayResponse(Response):
