@@ -19,6 +19,7 @@ from toolkit.load.plan import FLOWS, LoadPlan, PlanError, parse_bind, parse_thin
 from toolkit.load.receiver import LoadReceiver
 from toolkit.load.report import Failure, Results, Row, failure_of, summary_markdown
 
+from .network import ipv6_loopback
 from .recording_server import RecordingServer
 from .simulator.workers import start_workers
 
@@ -61,6 +62,7 @@ def test_a_callback_bind_that_is_no_address_is_refused_naming_the_rule(text: str
         parse_bind(text)
 
 
+@pytest.mark.skipif(not ipv6_loopback(), reason="no IPv6 loopback (::1) on this machine")
 def test_the_receiver_listens_on_ipv6_loopback():
     import requests
 
