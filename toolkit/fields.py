@@ -274,6 +274,15 @@ def format_problem(field: Field, value: str) -> str | None:
     return _FORMAT_RULES.get(field.kind, _no_rule)(field, value)
 
 
+FormatRule = Callable[[Field, str], str | None]
+
+
+def format_rule(field: Field) -> FormatRule | None:
+    """The check ``format_problem`` runs on a value of ``field`` once its length is within ``max_length``
+    (None: any value goes), for callers that plan their checks once per field."""
+    return _FORMAT_RULES.get(field.kind)
+
+
 def _no_rule(field: Field, value: str) -> str | None:
     return None
 
@@ -293,7 +302,7 @@ def _amounts(field: Field, value: str) -> str | None:
     return None if len(items) <= 10 else "at most 10 amounts"
 
 
-_FORMAT_RULES: dict[Kind, Callable[[Field, str], str | None]] = {
+_FORMAT_RULES: dict[Kind, FormatRule] = {
     Kind.DIGITS: lambda f, v: None if ascii_digits(v) else "must be digits only",
     Kind.ID: lambda f, v: None if v else "must not be empty",
     # the message never repeats the value: it may be a card number typed into the wrong field

@@ -79,6 +79,7 @@ _PAN_NAME = re.compile(r"(?i)^(?:[a-z0-9_-]*[_\-.\[])?(?:card[-_.\[]?(?:number|n
 # Secrets met so far (``Secret`` registers its value): masked in any text ``mask_text`` sees, whatever its shape.
 _KNOWN_SECRETS: dict[str, None] = {}
 _SECRETS_FOUND: list[re.Pattern[str] | None] = [None]  # the pattern of the known secrets, rebuilt when one comes
+_SECRETS_NOW: list[tuple[str, ...]] = [()]  # the known secrets, replaced whole when one comes (read by any thread)
 _SHORTEST_SECRET = 8  # characters: a shorter one is too likely a word (masking it would hide text)
 
 
@@ -88,7 +89,8 @@ def remember_secret(value: str) -> None:
         _KNOWN_SECRETS[value] = None
         ordered = sorted(_KNOWN_SECRETS, key=len, reverse=True)  # (the longest first: one may contain another)
         _SECRETS_FOUND[0] = re.compile("|".join(map(re.escape, ordered)))
-        _CLEAN.clear()  # (a text found clean may hold the new secret)
+        _SECRETS_NOW[0] = tuple(ordered)
+        _CLEAN[0] = set()  # (a text found clean may hold the new secret; a check begun before adds to the old set)
 
 
 def _mask_secrets(text: str) -> str:
@@ -189,7 +191,7 @@ def mask_value(name: str, value: str) -> str:
         return CVV_MASK if value else value
     if rule is _Rule.CARD or (rule is _Rule.CARD_IF_DIGITS and ascii_digits(value.strip())):
         return mask_pan(value)
-    if value in _CLEAN:  # (found clean before: a request's fields are masked for its journal line, then stored)
+    if value in _CLEAN[0]:  # (found clean before: a request's fields are masked for its journal line, then stored)
         return value
     if not _may_need_masking(value):  # most values: nothing to mask
         return value
@@ -223,18 +225,19 @@ def mask_fields(fields: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[s
     """
     items = list(fields.items()) if isinstance(fields, Mapping) else list(fields)
     names = tuple(map(_FIRST, items))
-    joined = "\0".join(names)  # a card number sent as a field's name (a mangled form), a secret as one
-    if _digit_count(joined) >= _PAN_MIN_DIGITS or (_SECRETS_FOUND[0] is not None and _SECRETS_FOUND[0].search(joined)):
+    clean = _CLEAN[0]  # (taken before the look: a secret that becomes known meanwhile replaces the set)
+    plan = _mask_plan(names, len(_SECRETS_NOW[0])) if len(names) <= _MAX_CACHED_NAMES else _MaskPlan(names)
+    if not plan.names_clean:  # a card number sent as a field's name (a mangled form), a secret as one
         items = [(mask_text(name), value) for name, value in items]
         names = tuple(map(_FIRST, items))
+        plan = _MaskPlan(names)
     values = list(map(str, map(_SECOND, items)))
-    plan = _mask_plan(names) if len(names) <= _MAX_CACHED_NAMES else _MaskPlan(names)
     # (joined by NULs, which no word or secret holds and which break a run of digits: each value apart)
     if plan.text_at:
         texts = plan.texts(values)
         if _may_need_masking("\0".join(texts)):
             return {name: mask_value(name, value) for name, value in zip(names, values, strict=True)}
-        _remember_clean(texts)
+        _remember_clean(clean, texts)
     masked = dict(zip(names, values, strict=True))  # (a repeated name keeps its last value, as a dict does)
     for index in plan.by_name:
         masked[names[index]] = mask_value(names[index], values[index])
@@ -248,9 +251,14 @@ _MAX_CACHED_NAMES = 256  # a longer list of names (a hostile form) is planned on
 class _MaskPlan:
     """Where the free-text values are in a list of names, and the values masked by their name (``by_name``)."""
 
-    __slots__ = ("_getter", "by_name", "text_at")
+    __slots__ = ("_getter", "by_name", "names_clean", "text_at")
 
     def __init__(self, names: tuple[str, ...]) -> None:
+        joined = "\0".join(names)
+        # (no card number nor known secret in the names)
+        self.names_clean = _digit_count(joined) < _PAN_MIN_DIGITS and not (
+            _SECRETS_FOUND[0] is not None and _SECRETS_FOUND[0].search(joined)
+        )
         rules = [_name_rule(name) for name in names]
         self.text_at = tuple(index for index, rule in enumerate(rules) if rule is _Rule.TEXT)
         self.by_name = tuple(index for index, rule in enumerate(rules) if rule is not _Rule.TEXT)
@@ -265,8 +273,9 @@ class _MaskPlan:
 
 
 @functools.lru_cache(maxsize=512)
-def _mask_plan(names: tuple[str, ...]) -> _MaskPlan:
-    """The plan of a list of names (cached: the names of an operation's requests come again and again)."""
+def _mask_plan(names: tuple[str, ...], secrets: int) -> _MaskPlan:
+    """The plan of a list of names (cached: the names of an operation's requests come again and again), made
+    when ``secrets`` secrets were known (their number only grows: a plan made before a new one is not used)."""
     return _MaskPlan(names)
 
 
@@ -283,31 +292,65 @@ def _longest_digit_run(text: str) -> int:
     return max(map(len, text.encode("ascii").translate(_RUN_BREAKS, _RUN_JOINS).split()), default=0)
 
 
+# ``_longest_digit_run``'s reading with every digit a ``1``: a run of 13 digits is then a plain substring (one
+# search in C, no list of runs made)
+_RUN_ONES = bytes(0x31 if 0x30 <= code <= 0x39 else 0x20 for code in range(256))
+_LONG_RUN = b"1" * _PAN_MIN_DIGITS
+_CVV_LETTERS = re.compile(rb"cv|csc|security|verification")
+
+
 def _has_cvv_word(text: str) -> bool:
     """A CVV name may be in ``text``: its letters, lower case, separators taken out (bytes for ASCII text: C speed)."""
     if text.isascii():
-        squeezed = text.encode("ascii").lower().translate(None, _SQUEEZED_OUT)
-        return b"cv" in squeezed or b"csc" in squeezed or b"security" in squeezed or b"verification" in squeezed
+        return _has_cvv_letters(text.encode("ascii"))
     words = text.lower().translate(_SQUEEZE)
     return "cv" in words or "csc" in words or "security" in words or "verification" in words
+
+
+def _has_cvv_letters(raw: bytes) -> bool:
+    return _CVV_LETTERS.search(raw.lower().translate(None, _SQUEEZED_OUT)) is not None
 
 
 def _may_need_masking(text: str) -> bool:
     """False when ``mask_text`` leaves ``text`` as it is, by quick tests (True may be a false alarm): a known
     secret, a CVV name (its letters, separators taken out), or 13 decimal digits in one run (ASCII text without
-    escapes: letters and other signs break a run, the separators of a grouped card number do not), or in all."""
-    if _SECRETS_FOUND[0] is not None and _SECRETS_FOUND[0].search(text):
+    escapes: letters and other signs break a run, the separators of a grouped card number do not), or in all.
+
+    ASCII text (nearly all) is encoded once and read as bytes: a translate and a search in C, no list made."""
+    if _holds_a_secret(text):
         return True
-    if _has_cvv_word(text):
+    if not text.isascii():
+        return _has_cvv_word(text) or _digit_count(text) >= _PAN_MIN_DIGITS
+    raw = text.encode("ascii")
+    if _has_cvv_letters(raw):
         return True
-    if text.isascii() and "%" not in text:  # (a digest's letters break its digits: a signature is no card number)
-        return _longest_digit_run(text) >= _PAN_MIN_DIGITS
-    return _digit_count(text) >= _PAN_MIN_DIGITS
+    if b"%" not in raw:  # (a digest's letters break its digits: a signature is no card number)
+        return _LONG_RUN in raw.translate(_RUN_ONES, _RUN_JOINS)
+    return len(raw) - len(raw.translate(None, _ASCII_DIGIT_BYTES)) >= _PAN_MIN_DIGITS
+
+
+def _holds_a_secret(text: str) -> bool:
+    """A known secret is in ``text``: a substring test each when they are few (cheaper than the pattern's search)."""
+    secrets = _SECRETS_NOW[0]
+    if len(secrets) <= _FEW_SECRETS:
+        for secret in secrets:  # noqa: SIM110 (a loop: no generator made on every call)
+            if secret in text:
+                return True
+        return False
+    pattern = _SECRETS_FOUND[0]
+    return pattern is not None and pattern.search(text) is not None
+
+
+_FEW_SECRETS = 8
+
+
+_ASCII_DIGIT_BYTES = b"0123456789"
 
 
 def _digit_count(text: str) -> int:
     if text.isascii():
-        return len(text) - len(text.translate(_ASCII_DIGITS))
+        raw = text.encode("ascii")
+        return len(raw) - len(raw.translate(None, _ASCII_DIGIT_BYTES))
     return len(_ANY_DIGIT.findall(text))
 
 
@@ -327,11 +370,12 @@ def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
 def mask_path(path: str) -> str:
     """``mask_text`` for the path of a request, with the paths found clean remembered: a server sees the same few
     paths again and again (an operation and an endpoint id), and a clean one has nothing to hide to be kept."""
-    if path in _CLEAN:
+    clean = _CLEAN[0]
+    if path in clean:
         return path
     masked = mask_text(path)
     if masked == path:
-        _remember_clean((path,))
+        _remember_clean(clean, (path,))
     return masked
 
 
@@ -340,15 +384,16 @@ def mask_path(path: str) -> str:
 # columns of its row (``client_orderid``, ``email``...); the paths of requests come again and again.  Only texts
 # with nothing to hide are kept (no card number, no CVV, no known secret), none longer than ``_LONGEST_CLEAN``;
 # the set is emptied when a secret becomes known, and when it is full.
-_CLEAN: set[str] = set()
+_CLEAN: list[set[str]] = [set()]
 _MAX_CLEAN = 4096
 _LONGEST_CLEAN = 256  # characters
 
 
-def _remember_clean(texts: Iterable[str]) -> None:
-    if len(_CLEAN) >= _MAX_CLEAN:
-        _CLEAN.clear()
-    _CLEAN.update([text for text in texts if len(text) <= _LONGEST_CLEAN])
+def _remember_clean(clean: set[str], texts: Iterable[str]) -> None:
+    """Remember ``texts`` in ``clean``, the set of texts found clean when their look began."""
+    if len(clean) >= _MAX_CLEAN:
+        clean.clear()
+    clean.update([text for text in texts if len(text) <= _LONGEST_CLEAN])
 
 
 def _mask_cvv_match(match: re.Match[str]) -> str:

@@ -10,7 +10,7 @@ import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from toolkit.fields import FIELDS, LEGACY_SPELLINGS, Field, Kind, format_problem
+from toolkit.fields import FIELDS, LEGACY_SPELLINGS, Field, FormatRule, Kind, format_rule
 from toolkit.money import MoneyError, currency_exponent, parse_amount
 from toolkit.operations import Operation
 from toolkit.plancache import PlanCache
@@ -66,9 +66,11 @@ def request_problems(
     problems.extend(plan.groups)
     if plan.money:
         problems.extend(_money_problems(present))
-    for name, spec in plan.checks:
-        broken = format_problem(spec, present[name])
-        if broken:
+    for name, spec, rule in plan.checks:  # (``format_problem``, its rule found once per plan)
+        value = present[name]
+        if len(value) > spec.max_length:
+            problems.append(Problem(name, f"longer than {spec.max_length} characters"))
+        elif rule is not None and (broken := rule(spec, value)):
             problems.append(Problem(name, broken))
     return problems
 
@@ -81,7 +83,7 @@ class _Plan:
     state_rule: bool  # ``state`` is known and not sent: a country that needs one is a problem
     groups: tuple[Problem, ...]  # one_of and together groups broken
     money: bool  # an amount or a currency is sent
-    checks: tuple[tuple[str, Field], ...]  # the fields whose format is checked, by name
+    checks: tuple[tuple[str, Field, FormatRule | None], ...]  # the fields whose format is checked, and the rule
 
 
 def _make_plan(operation: Operation, names: tuple[str, ...], strict: bool, required: tuple[str, ...] | None) -> _Plan:
@@ -102,7 +104,7 @@ def _make_plan(operation: Operation, names: tuple[str, ...], strict: bool, requi
         spec = FIELDS.get(name)
         if spec is None or spec.kind in _MONEY or not (strict or spec.kind in _ALWAYS_CHECKED):
             continue
-        checks.append((name, spec))
+        checks.append((name, spec, format_rule(spec)))
     return _Plan(
         missing=tuple(Problem(name, f"is required by {operation.name}") for name in needed if name not in sent),
         state_rule="state" not in sent and "state" in operation.fields,
