@@ -598,6 +598,36 @@ def test_simulate_logs_one_masked_line_per_request():
     ]
 
 
+def test_simulate_logs_what_the_gateways_front_door_sent_as_the_command_wires_it():
+    """``gatekit simulate`` puts the log around the quick front door (``SimulatorServer.add_middleware``): a gateway
+    answer's line comes from what the front door sent, without watching ``send``; every kind of answer is still
+    told as it was sent (an answer, a refusal, a 413, a dropped connection, a control call)."""
+    lines: list[str] = []
+    writer = LineWriter(write=lines.append)
+    server = SimulatorServer()
+    server.add_middleware(RequestLog, writer=writer)  # (as ``gatekit simulate`` does)
+    json_accept = {"Accept": "application/vnd.pay+json"}
+    with server, GatewayClient(server.client_config()) as client:
+        ack = client.sale(SALE)
+        requests.post(f"{server.base_url}/api/v2/sale/{PAN}", data={"cvv2": CVV}, headers=json_accept, timeout=10)
+        requests.post(f"{server.base_url}/api/v2/status/1001", data=b"x" * 70_000, headers=json_accept, timeout=10)
+        server.control().add_fault("status", "drop")
+        with pytest.raises(requests.ConnectionError):
+            requests.post(f"{server.base_url}/api/v2/status/1001", data={"login": demo.LOGIN}, timeout=10)
+        requests.get(f"{server.root_url}/_sim/journal", timeout=10)
+    assert writer.flush()
+    pattern = r"\d\d:\d\d:\d\d\.\d{3} (?P<rest>.*) \d+ ms"
+    shown = [match["rest"] for match in map(re.compile(pattern).fullmatch, lines) if match]
+    assert shown == [
+        f"POST /paynet/api/v2/sale/1001 sale 200 async-response orderid={ack.orderid}",
+        "POST /paynet/api/v2/sale/444455******1111 sale 400 validation-error orderid=-",
+        "POST /paynet/api/v2/status/1001 status 413 validation-error orderid=-",
+        "POST /_sim/faults post_fault 201 - orderid=-",
+        "POST /paynet/api/v2/status/1001 status - error orderid=-",  # (dropped: no status; what it would have been)
+        "GET /_sim/journal get_journal 200 - orderid=-",
+    ]
+
+
 def test_simulate_escapes_control_characters_of_a_path_in_its_log_lines():
     """Any web page can make a browser request ``http://127.0.0.1:8080/x%1b]0;pwned%07``: the line escapes it, and
     a ``%0d%0a`` in a path forges no second line (issue 19, #6)."""

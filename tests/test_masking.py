@@ -142,3 +142,14 @@ def test_a_field_found_clean_is_stored_as_it_is_until_a_new_secret_comes():
     Secret("tok-field-secret-9Wq")  # a secret that becomes known later is masked in a value seen clean before
     assert stored_text("client_orderid", "order-tok-field-secret-9Wq") == f"order-{SECRET_MASK}"
     assert mask_fields(fields)["client_orderid"] == f"order-{SECRET_MASK}"
+
+
+@pytest.mark.parametrize("few", [0, 1_000], ids=["by the pattern", "one by one"])
+def test_the_quick_look_finds_a_known_secret_however_many_are_known(few, monkeypatch):
+    from toolkit import masking
+
+    monkeypatch.setattr(masking, "_FEW_SECRETS", few)
+    Secret("quick-look-secret-4Rt")
+    assert masking._may_need_masking("a note with quick-look-secret-4Rt inside")
+    assert not masking._may_need_masking("a note with quick-look-secret inside")
+    assert mask_fields({"order_desc": "quick-look-secret-4Rt"}) == {"order_desc": SECRET_MASK}

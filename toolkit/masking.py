@@ -72,7 +72,6 @@ _NAME_VALUE = re.compile(
 _CVV_HINT = re.compile(r"(?i)c[\s_.\-\[\]]{0,2}v[\s_.\-\[\]]{0,2}[vcnd]|csc|security|verification")
 _SQUEEZE = str.maketrans("", "", " _.-[]\t")
 _SQUEEZED_OUT = b" _.-[]\t"  # (the same, for ASCII text as bytes)
-_ASCII_DIGITS = str.maketrans("", "", "0123456789")
 _ANY_DIGIT = re.compile(r"\d")
 _PAN_NAME = re.compile(r"(?i)^(?:[a-z0-9_-]*[_\-.\[])?(?:card[-_.\[]?(?:number|num|no)\]?|cardnumber|pan)\]?$")
 
@@ -256,9 +255,7 @@ class _MaskPlan:
     def __init__(self, names: tuple[str, ...]) -> None:
         joined = "\0".join(names)
         # (no card number nor known secret in the names)
-        self.names_clean = _digit_count(joined) < _PAN_MIN_DIGITS and not (
-            _SECRETS_FOUND[0] is not None and _SECRETS_FOUND[0].search(joined)
-        )
+        self.names_clean = _digit_count(joined) < _PAN_MIN_DIGITS and not _holds_a_secret(joined)
         rules = [_name_rule(name) for name in names]
         self.text_at = tuple(index for index, rule in enumerate(rules) if rule is _Rule.TEXT)
         self.by_name = tuple(index for index, rule in enumerate(rules) if rule is not _Rule.TEXT)
@@ -279,22 +276,11 @@ def _mask_plan(names: tuple[str, ...], secrets: int) -> _MaskPlan:
     return _MaskPlan(names)
 
 
-# ASCII text without escapes as runs of digits: the separators ``_mask_card_numbers`` reads taken out, anything
-# else a break (a space).  (Text with a ``%`` is counted whole: ``%2D`` joins digit groups as a dash does.)
-_RUN_BREAKS = bytes(code if 0x30 <= code <= 0x39 else 0x20 for code in range(256))
-_RUN_JOINS = b" \t-._/,+"
-
-
-def _longest_digit_run(text: str) -> int:
-    """ASCII text: the most digits a card number written in it could have (no fewer than ``_mask_card_numbers``
-    could find in one run: separators are counted as joining however many there are).  Bytes, whose translate
-    and split are a table lookup and a scan in C."""
-    return max(map(len, text.encode("ascii").translate(_RUN_BREAKS, _RUN_JOINS).split()), default=0)
-
-
-# ``_longest_digit_run``'s reading with every digit a ``1``: a run of 13 digits is then a plain substring (one
-# search in C, no list of runs made)
+# ASCII text without escapes as runs of digits, every digit a ``1`` (a run of 13 digits is then a plain substring:
+# one search in C): the separators ``_mask_card_numbers`` reads taken out (they join however many there are),
+# anything else a break (a space).  (Text with a ``%`` is counted whole: ``%2D`` joins digit groups as a dash does.)
 _RUN_ONES = bytes(0x31 if 0x30 <= code <= 0x39 else 0x20 for code in range(256))
+_RUN_JOINS = b" \t-._/,+"
 _LONG_RUN = b"1" * _PAN_MIN_DIGITS
 _CVV_LETTERS = re.compile(rb"cv|csc|security|verification")
 
@@ -342,8 +328,6 @@ def _holds_a_secret(text: str) -> bool:
 
 
 _FEW_SECRETS = 8
-
-
 _ASCII_DIGIT_BYTES = b"0123456789"
 
 

@@ -10,7 +10,8 @@ around the simulator's app: the simulator itself, its tests and ``gatekit certif
 
 It costs next to nothing on the request's path: the answer's ``type`` and order come from what the gateway
 route already computed (``ANSWER_KEY`` in the ASGI scope; a body is decoded only for the few answers made
-elsewhere, such as a 413), the request puts a tuple on a bounded queue and never waits, and ``LineWriter``'s
+elsewhere), directly around the gateway's front door (as ``gatekit simulate`` puts it) the status too, so that
+nothing watches what is sent; the request puts a tuple on a bounded queue and never waits, and ``LineWriter``'s
 thread formats, masks and writes the lines in batches: one write and one flush per batch (a terminal sees each
 batch at once; a file or a pipe gets them in batches of up to ``LineWriter.BATCH`` lines under load).  When
 the output cannot keep up, the oldest waiting lines are dropped and a line says how many.
@@ -27,7 +28,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from toolkit.masking import mask_path
-from toolkit.simulator.render import ANSWER_SCOPE_KEY
+from toolkit.simulator.render import ANSWER_SCOPE_KEY, SENT_SCOPE_KEY
 from toolkit.terminal import printable
 from toolkit.wire import DecodeError, decode_response
 
@@ -200,10 +201,23 @@ class RequestLog:
     ) -> None:
         self.app = app
         self.writer = writer if writer is not None else LineWriter(write=write) if write is not None else LineWriter()
+        # directly around the gateway's front door (``routes.GatewayFront``, as ``gatekit simulate`` puts it): what
+        # it sent is in the scope, and no wrapper around ``send`` is needed to see it
+        self._told = bool(getattr(app, "reports_what_it_sent", False))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if self._told:
+            started = time.perf_counter()
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                seconds = time.perf_counter() - started
+                kind, orderid = scope.get(ANSWER_KEY) or ("", "")
+                self.writer.put((time.time(), scope["method"], scope["path"], operation(scope),
+                                 scope.get(SENT_SCOPE_KEY, 0), kind, orderid, seconds))  # fmt: skip
             return
         path = scope.get("path", "")
         started, answer = time.perf_counter(), _Answer(decode=API in path)

@@ -160,6 +160,7 @@ async def _refuse(scope: Scope, receive: Receive, send: Send, size: str, limit: 
         await _drain(receive)
     status, headers, body = _too_large(scope, size, limit)
     headers.append((b"connection", b"close"))
+    scope[render.SENT_SCOPE_KEY] = status  # (for a request log: ``routes.GatewayFront``)
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -179,6 +180,7 @@ def _too_large(scope: Scope, size: str, limit: int) -> tuple[int, list[tuple[byt
     message = f"a request body of {size} is refused: the simulator takes at most {limit} bytes (max_body_bytes)"
     if path.startswith(urls.PAGE_ROOT + "/api/"):
         fields = render.error_body(render.new_serial(), SimError(message, http_status=413, code=BODY_CODE))
+        scope[render.ANSWER_SCOPE_KEY] = (fields["type"], "")  # (what a request log tells of a gateway answer)
         if any(name == b"accept" and asks_for_json(value.decode("latin-1")) for name, value in scope["headers"]):
             return 413, [(b"content-type", MEDIA_TYPE.encode())], encode_json(fields).encode()
         return 413, [(b"content-type", LEGACY_TYPE.encode())], encode_legacy(fields).encode()  # 413 here too

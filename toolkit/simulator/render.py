@@ -27,6 +27,9 @@ THREE_DS_VERSION = {"v2-challenge": "2.2.0", "v2-frictionless": "2.2.0", "v1": "
 # What a gateway answer was (type, paynet-order-id), left in the ASGI scope for a request log around the app
 # (``gatekit simulate``'s line per request), so that it never decodes the body again
 ANSWER_SCOPE_KEY = "gatekit.answer"
+# The HTTP status the gateway's front door sent (``routes.GatewayFront``; ``limits`` for a 413), left in the scope
+# for a request log directly around it: it need not watch every message sent to know the status
+SENT_SCOPE_KEY = "gatekit.sent"
 
 
 def new_serial() -> str:

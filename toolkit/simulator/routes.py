@@ -384,7 +384,11 @@ class GatewayFront:
     (``faults.drop_connection``).  ``ControlGuard`` has nothing to do here (it guards ``/_sim/``), nor the
     framework's error pages (``answer`` turns any failure into the gateway's ``type=error``).
     ``SimulatorServer`` sends every gateway operation here (``quickstart``), before and after its app is built.
+    What it sends is left in the scope (``render.SENT_SCOPE_KEY``, with ``ANSWER_SCOPE_KEY``): a request log
+    directly around it (``reports_what_it_sent``) reads it there.
     """
+
+    reports_what_it_sent = True
 
     def __init__(self, table: dict[str, Endpoint], app: Any) -> None:
         self.table = table
@@ -413,6 +417,7 @@ class GatewayFront:
         if faults.marked_for_drop(scope):
             await faults.drop_connection(scope, send, self.state.transport_finder)
             return
+        scope[render.SENT_SCOPE_KEY] = response.status_code
         await response(scope, receive, send)
 
 
