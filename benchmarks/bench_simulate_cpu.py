@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/bench_simulate_cpu.py [--pairs 1500] [--repeat 5]
 
 Four servers, each pinned to one core, the client (one keep-alive connection per server, one request at a time,
-bodies signed beforehand) to the other, as ``bench_server_cpu.py`` does: the bare app, ``gatekit simulate`` with its
+bodies signed beforehand) to the other, as ``bench_server_cpu.py`` does: the bare app (on uvicorn with h11, the
+HTTP/1.1 implementation the simulator serves with), ``gatekit simulate`` with its
 line per request (stdout to a file: not a terminal, so its lines are written in batches), ``gatekit simulate
 --quiet``, and the in-process ``SimulatorServer`` (``bench_server_cpu.py``'s figure).  Each repetition sends every
 server sale + status pairs, then sales alone and statuses alone.  The servers take turns every ``--chunk``
