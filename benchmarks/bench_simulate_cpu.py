@@ -24,11 +24,9 @@ import argparse
 import http.client
 import os
 import statistics
-from pathlib import Path
 
 from benchservers import API, HEADERS, Server, Simulate, cores, presigned, start
 
-ROOT = Path(__file__).resolve().parents[1]
 WARM_UP = 100
 GOALS = {"pair, log on": 2.0, "pair, --quiet": 1.7, "sale alone": 2.5, "status alone": 1.8}
 
@@ -48,8 +46,8 @@ def interleaved(
         for operation, body in part:
             connection.request("POST", f"{API}/{operation}/1001", body=body, headers=HEADERS)
             answer = connection.getresponse()
-            answer.read()
-            assert answer.status == 200, answer.status
+            said = answer.read()
+            assert answer.status == 200, f"{name}: {operation} answered {answer.status}: {said[:300]!r}"
 
     for name in servers:
         send(name, bodies[name][:WARM_UP])

@@ -38,7 +38,7 @@ from multiprocessing.connection import Connection
 
 import requests
 import uvicorn
-from benchservers import HEADERS, SALE, bare_app, signed
+from benchservers import HEADERS, SALE, bare_config, signed
 
 from toolkit import demo
 from toolkit.client import GatewayClient
@@ -56,7 +56,7 @@ def serve(kind: str, core: int | None, profile: bool, conn: Connection) -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)  # connections queue from now on, so the port can be reported before uvicorn runs
     if kind == "bare":
-        config = uvicorn.Config(bare_app, log_level="warning", access_log=False, lifespan="auto", http="h11")
+        config = bare_config(lifespan="auto")
     else:  # what SimulatorServer and `gatekit simulate` run: the quick start's front door, its app built
         from toolkit.simulator.app import create_app  # imported here: the bare server never loads it
         from toolkit.simulator.connections import uvicorn_config

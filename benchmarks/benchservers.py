@@ -72,6 +72,15 @@ async def bare_app(scope: Scope, receive: Receive, send: Send) -> None:
     await send({"type": "http.response.body", "body": CONSTANT})
 
 
+def bare_config(lifespan: str) -> Any:
+    """uvicorn's configuration of the bare app: h11, the HTTP/1.1 implementation the simulator serves with
+    (``http="auto"`` would take httptools where it is installed, and a ratio to the bare app would then compare two
+    parsers as well as gatekit's own work)."""
+    import uvicorn
+
+    return uvicorn.Config(bare_app, log_level="warning", access_log=False, lifespan=lifespan, http="h11")
+
+
 def signed(operation: str, fields: dict[str, str]) -> dict[str, str]:
     control = signing.control_for(
         get_operation(operation), fields, endpoint_id=demo.ENDPOINT_ID, login=demo.LOGIN, control_key=demo.CONTROL_KEY
@@ -103,10 +112,7 @@ def _serve(kind: str, core: int | None, conn: Connection) -> None:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY, as the simulator
         sock.bind(("127.0.0.1", 0))
         sock.listen(1024)
-        # h11, the HTTP/1.1 implementation the simulator serves with (``http="auto"`` would take httptools where it
-        # is installed, and the ratio would then compare two parsers as well as gatekit's own work)
-        config = uvicorn.Config(bare_app, log_level="warning", access_log=False, lifespan="off", http="h11")
-        server = uvicorn.Server(config)
+        server = uvicorn.Server(bare_config(lifespan="off"))
         threading.Thread(target=lambda: (conn.recv(), setattr(server, "should_exit", True)), daemon=True).start()
         conn.send(sock.getsockname()[1])
         server.run(sockets=[sock])

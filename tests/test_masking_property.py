@@ -148,7 +148,7 @@ def test_the_journal_and_the_delivery_log_never_carry_card_data(typed, name, cvv
         path="/paynet/api/v2/sale/1",
         http_status=400,
         body={"type": "validation-error", "error-message": f"{name}: {text}"},
-        fields=sent([(name, text), (cvv_name, cvv), ("client_orderid", text)]),
+        sent=sent([(name, text), (cvv_name, cvv), ("client_orderid", text)]),
         warnings=[f"field {name} has blanks: {text}"],
     )
     assert not carries_pan(str(line), pan) and line["fields"][cvv_name] == "***"

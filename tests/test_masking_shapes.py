@@ -96,7 +96,7 @@ def test_a_card_number_as_a_field_name_or_in_a_path_is_masked() -> None:
     from toolkit.simulator.journal import entry, sent
 
     line = entry(at=0.0, login="m", operation="sale", path=f"/paynet/api/v2/sale/{PAN}", http_status=400,
-                 body={"type": "validation-error"}, fields=sent([(PAN, "x")]), warnings=[])  # fmt: skip
+                 body={"type": "validation-error"}, sent=sent([(PAN, "x")]), warnings=[])  # fmt: skip
     assert PAN not in json.dumps(line)
 
 

@@ -2,8 +2,8 @@
 
 pytest-xdist 3.8 groups a test by appending ``@name`` to its node id in the worker, through ``item._nodeid``;
 pytest 9.2 keeps the id in ``item._id`` (a ``NodeId``), so the suffix is lost and a group's tests are spread
-over the workers.  The suffix is put back here, after xdist's own hook has run; where xdist already put it,
-nothing changes.
+over the workers.  The id xdist made is applied here, after its own hook has run (the group's name as xdist
+writes it); where xdist's id is the node's id already, nothing changes.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     from _pytest.nodeid import NodeId  # (pytest 9's structured node id)
 
     for item in items:
-        names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
-                        for mark in item.iter_markers("xdist_group")})  # fmt: skip
-        if names and "@" not in item.nodeid:
-            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")  # type: ignore[attr-defined]
+        grouped = item.__dict__.get("_nodeid")  # (what xdist set, unread by pytest 9)
+        if grouped and grouped != item.nodeid:
+            item._id = NodeId.parse(grouped)  # type: ignore[attr-defined]

@@ -312,7 +312,7 @@ def _may_need_masking(text: str) -> bool:
         return True
     if b"%" not in raw:  # (a digest's letters break its digits: a signature is no card number)
         return _LONG_RUN in raw.translate(_RUN_ONES, _RUN_JOINS)
-    return len(raw) - len(raw.translate(None, _ASCII_DIGIT_BYTES)) >= _PAN_MIN_DIGITS
+    return _ascii_digit_count(raw) >= _PAN_MIN_DIGITS
 
 
 def _holds_a_secret(text: str) -> bool:
@@ -333,9 +333,12 @@ _ASCII_DIGIT_BYTES = b"0123456789"
 
 def _digit_count(text: str) -> int:
     if text.isascii():
-        raw = text.encode("ascii")
-        return len(raw) - len(raw.translate(None, _ASCII_DIGIT_BYTES))
+        return _ascii_digit_count(text.encode("ascii"))
     return len(_ANY_DIGIT.findall(text))
+
+
+def _ascii_digit_count(raw: bytes) -> int:
+    return len(raw) - len(raw.translate(None, _ASCII_DIGIT_BYTES))
 
 
 def mask_text(text: str, secrets: Iterable[str] = ()) -> str:

@@ -39,7 +39,7 @@ def test_the_memory_journal_has_a_byte_budget():
     fat = [(f"f{i}", "v" * 256) for i in range(100)]
     for _ in range(50):
         journal.record(
-            entry(at=0, login="", operation="sale", path="/", http_status=400, body={}, fields=sent(fat), warnings=[])
+            entry(at=0, login="", operation="sale", path="/", http_status=400, body={}, sent=sent(fat), warnings=[])
         )
     assert journal.bytes <= 100_000 and 1 <= len(journal.entries(limit=100)) < 50
 

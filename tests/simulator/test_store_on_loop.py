@@ -113,7 +113,7 @@ def test_the_journal_writes_a_large_batch_in_chunks(tmp_path: Path, monkeypatch)
         for i in range(23):
             journal.record(entry(at=1.0 + i, login="m", operation="status", path="/p", http_status=200,
                                  body={"type": "status-response", "serial-number": str(i)},
-                                 fields=sent([("client_orderid", f"o{i}")]), warnings=[]))  # fmt: skip
+                                 sent=sent([("client_orderid", f"o{i}")]), warnings=[]))  # fmt: skip
         lines = journal.entries(limit=100)
         assert [line["serial"] for line in lines] == [str(i) for i in range(23)]
         assert lines[5]["fields"] == {"client_orderid": "o5"}

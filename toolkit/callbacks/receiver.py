@@ -26,6 +26,7 @@ from toolkit.callbacks.records import CALLBACK, REDIRECT, Kind, Received, mask_p
 from toolkit.callbacks.server import Answer, Arrival, ReceiverServer, redirect_page, text_answer
 from toolkit.masking import Secret, mask_text
 from toolkit.signing import verify_callback_control
+from toolkit.simulator.urls import url_host
 
 Observer = Callable[[Received], None]
 
@@ -109,8 +110,7 @@ class CallbackReceiver:
     def base_url(self) -> str:
         if self._server is None:
             raise RuntimeError("the receiver has no address before start()")
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self._server.server_address[1]}"
+        return f"http://{url_host(self.host)}:{self._server.server_address[1]}"
 
     @property
     def callback_url(self) -> str:

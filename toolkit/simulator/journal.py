@@ -76,10 +76,11 @@ def entry(
     path: str,
     http_status: int,
     body: dict[str, str],
-    fields: Sent,
+    sent: Sent,
     warnings: list[str],
 ) -> dict[str, Any]:
-    """One journal line, masked and cut to size (``fields``: ``sent``; ``warnings`` as Python values)."""
+    """One journal line, masked and cut to size (the request's fields as ``sent`` made them; ``warnings`` as
+    Python values)."""
     response_type = body.get("type", "")
     return {
         "at": at,
@@ -90,9 +91,9 @@ def entry(
         "response_type": response_type,
         "serial": body.get("serial-number", ""),
         "orderid": body.get("paynet-order-id", ""),
-        "client_orderid": fields.client_orderid,
+        "client_orderid": sent.client_orderid,
         # by name (card fields, CVV-like names), then by content: a card number typed into any other field
-        "fields": fields.fields,
+        "fields": sent.fields,
         "warnings": [_cut(mask_text(w), 500) for w in warnings[:MAX_WARNINGS]] if warnings else [],
         "error": mask_text(body.get("error-message", "")) if response_type in ("validation-error", "error") else "",
     }

@@ -158,9 +158,11 @@ def _content_length(scope: Scope) -> int | None:
 async def _refuse(scope: Scope, receive: Receive, send: Send, size: str, limit: int, *, linger: bool) -> None:
     if linger:
         await _drain(receive)
-    status, headers, body = _too_large(scope, size, limit)
+    status, headers, body, kind = _too_large(scope, size, limit)
     headers.append((b"connection", b"close"))
-    scope[render.SENT_SCOPE_KEY] = status  # (for a request log: ``routes.GatewayFront``)
+    scope[render.SENT_SCOPE_KEY] = status  # (what a request log tells: ``routes.GatewayFront``)
+    if kind:
+        scope[render.ANSWER_SCOPE_KEY] = (kind, "")
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -175,17 +177,17 @@ async def _drain(receive: Receive) -> None:
         dropped += len(message.get("body", b""))
 
 
-def _too_large(scope: Scope, size: str, limit: int) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+def _too_large(scope: Scope, size: str, limit: int) -> tuple[int, list[tuple[bytes, bytes]], bytes, str]:
+    """The 413: status, headers, body, and the ``type`` of a gateway answer ("" for a page or a control call)."""
     path: str = scope["path"]
     message = f"a request body of {size} is refused: the simulator takes at most {limit} bytes (max_body_bytes)"
     if path.startswith(urls.PAGE_ROOT + "/api/"):
         fields = render.error_body(render.new_serial(), SimError(message, http_status=413, code=BODY_CODE))
-        scope[render.ANSWER_SCOPE_KEY] = (fields["type"], "")  # (what a request log tells of a gateway answer)
         if any(name == b"accept" and asks_for_json(value.decode("latin-1")) for name, value in scope["headers"]):
-            return 413, [(b"content-type", MEDIA_TYPE.encode())], encode_json(fields).encode()
-        return 413, [(b"content-type", LEGACY_TYPE.encode())], encode_legacy(fields).encode()  # 413 here too
+            return 413, [(b"content-type", MEDIA_TYPE.encode())], encode_json(fields).encode(), fields["type"]
+        return 413, [(b"content-type", LEGACY_TYPE.encode())], encode_legacy(fields).encode(), fields["type"]  # 413 too
     if path.startswith("/_sim/"):
         body = json.dumps({"error": f"body: {message}", "field": "body"}).encode()
-        return 413, [(b"content-type", b"application/json")], body
+        return 413, [(b"content-type", b"application/json")], body, ""
     page = f"<!doctype html><title>Request too large</title><p id='page-error'>{message.capitalize()}.</p>".encode()
-    return 413, [(b"content-type", b"text/html; charset=utf-8")], page
+    return 413, [(b"content-type", b"text/html; charset=utf-8")], page, ""

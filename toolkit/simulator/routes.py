@@ -309,7 +309,7 @@ def _reply(
         path=_path(request),
         http_status=status,
         body=body,
-        fields=sent,
+        sent=sent,
         warnings=warnings,
     )
     request.app.state.journal.record(line)
