@@ -24,9 +24,9 @@ from urllib.parse import quote
 from toolkit.callbacks.inbox import Inbox, OrderWaker
 from toolkit.callbacks.records import CALLBACK, REDIRECT, Kind, Received, mask_params
 from toolkit.callbacks.server import Answer, Arrival, ReceiverServer, redirect_page, text_answer
+from toolkit.hosts import url_host
 from toolkit.masking import Secret, mask_text
 from toolkit.signing import verify_callback_control
-from toolkit.simulator.urls import url_host
 
 Observer = Callable[[Received], None]
 

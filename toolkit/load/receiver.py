@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 
 from toolkit.callbacks.server import Answer, Arrival, ReceiverServer
-from toolkit.simulator.urls import url_host
+from toolkit.hosts import url_host
 
 ANSWER = Answer(200, "text/plain; charset=utf-8", b"OK")
 

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from toolkit.hosts import url_host
 from toolkit.operations import AuthScheme, Operation, iter_operations
 from toolkit.simulator import checks, destinations, faults, journal, limits, pools, render, urls
 from toolkit.simulator.batch import Deferred
@@ -56,7 +57,7 @@ def _local_root(request: Request) -> str:
     root = _ROOTS.get((scheme, server))
     if root is None:
         host, port = server
-        root = f"{scheme}://{urls.url_host(host)}:{port}"
+        root = f"{scheme}://{url_host(host)}:{port}"
         if len(_ROOTS) < 64:  # (a server has one or two addresses)
             _ROOTS[(scheme, server)] = root
     return root

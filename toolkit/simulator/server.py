@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
+from toolkit.hosts import url_host
 from toolkit.simulator.connections import uvicorn_config
 from toolkit.simulator.core import build_state
 from toolkit.simulator.destinations import is_loopback
@@ -27,7 +28,6 @@ from toolkit.simulator.journal import Journal
 from toolkit.simulator.quickstart import QuickStart
 from toolkit.simulator.settings import SimulatorSettings, default_settings
 from toolkit.simulator.stores import open_store
-from toolkit.simulator.urls import url_host
 
 if TYPE_CHECKING:  # the client side (requests, the client's configuration) and FastAPI: imported when asked for
     from fastapi import FastAPI

@@ -8,11 +8,6 @@ from __future__ import annotations
 PAGE_ROOT = "/paynet"
 
 
-def url_host(host: str) -> str:
-    """``host`` as a URL writes it (an IPv6 address in brackets)."""
-    return f"[{host}]" if ":" in host else host
-
-
 def form_url(base: str, token: str) -> str:
     """The hosted payment page of a form operation."""
     return f"{base}/form/{token}"
