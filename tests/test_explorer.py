@@ -385,11 +385,13 @@ def test_the_timeline_tab_draws_the_order_and_a_static_view_stands_in_for_widget
     panel.send_button.click()
     timeline = panel.panes["timeline"].value
     assert "<svg" in timeline and 'data-label="sale 10.42 EUR"' in timeline
-    # the sale is answered processing and decided a moment later: both views are drawn once it is (the timeline
-    # names the status, and a view drawn while it changes would differ from the other for that alone)
+    # the sale is answered processing, decided a moment later, and its callback comes after: both views are drawn
+    # once all of it is in the timeline (a view drawn while it changes would differ from the other for that alone)
     deadline = time.monotonic() + 10
-    while "10.42 EUR, approved" not in panel._repr_mimebundle_()["text/html"]:
-        assert time.monotonic() < deadline, "the order was never approved in the static view"
+    while "10.42 EUR, approved" not in panel._repr_mimebundle_()["text/html"] or not any(
+        event.kind == "callback" for event in panel.model.timeline()
+    ):
+        assert time.monotonic() < deadline, "the order was never approved, or its callback never came"
         time.sleep(0.02)
     bundle = panel._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
