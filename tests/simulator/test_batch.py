@@ -19,8 +19,8 @@ from anyio import CapacityLimiter
 
 from toolkit.client import GatewayClient
 from toolkit.errors import ApiError
-from toolkit.simulator import SimulatorServer
-from toolkit.simulator.batch import LOOP_RETRY, Batcher
+from toolkit.simulator import SimulatorServer, batch
+from toolkit.simulator.batch import Batcher
 from toolkit.simulator.errors import SimError
 from toolkit.simulator.store import Store
 from toolkit.testdata import EXAMPLE_CARDS, sale_fields
@@ -101,7 +101,10 @@ def test_a_batch_asks_again_on_the_loop_while_another_process_writes(store: Stor
             for _ in range(20):  # the loop turns while the batch waits
                 await asyncio.sleep(0)
             waited, threads = not pending.done(), len(batcher._threads)
-        return await pending, waited, threads
+        try:
+            return await pending, waited, threads
+        finally:
+            batcher.close()
 
     outcomes, waited, threads = asyncio.run(scenario())
     assert waited and threads == 0 and outcomes == ["soon"]
@@ -116,14 +119,55 @@ def test_a_batch_that_waits_longer_for_the_lock_waits_in_a_thread(store: Store, 
             deadline = asyncio.get_running_loop().time() + 10
             while not batcher._threads:  # past LOOP_RETRIES_FOR, the batch goes to a thread
                 assert asyncio.get_running_loop().time() < deadline, "the batch never went to a thread"
-                await asyncio.sleep(LOOP_RETRY)
+                await asyncio.sleep(0.0005)
             threads = len(batcher._threads)
             assert not pending.done()
-        return await pending, threads
+        try:
+            return await pending, threads
+        finally:
+            batcher.close()
 
     outcomes, threads = asyncio.run(scenario())
     assert threads == 1 and outcomes == ["late"]
     assert store.one("SELECT name FROM meta WHERE name='late'") is not None
+
+
+def test_a_batch_is_written_on_the_loop_the_moment_the_lock_is_let_go(store: Store, tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(batch, "LOOP_RETRIES_FOR", 3600.0)  # (the loop would otherwise ask again on its own)
+
+    async def scenario() -> tuple[list[Any], int]:
+        batcher = Batcher(store)
+        with another_process_writing(tmp_path / "batch.db"):
+            pending = asyncio.ensure_future(_together(batcher, [_insert(store, "freed")]))
+            deadline = asyncio.get_running_loop().time() + 10
+            while batcher._watcher is None:  # refused once: the watcher waits for the lock
+                assert asyncio.get_running_loop().time() < deadline, "the batch never found the lock taken"
+                await asyncio.sleep(0)
+            assert not pending.done()
+        try:  # let go: the watcher tells the loop, which writes the batch itself
+            return await asyncio.wait_for(pending, 10), len(batcher._threads)
+        finally:
+            batcher.close()
+
+    outcomes, threads = asyncio.run(scenario())
+    assert outcomes == ["freed"] and threads == 0
+    assert store.one("SELECT name FROM meta WHERE name='freed'") is not None
+
+
+def test_close_stops_the_watcher(store: Store, tmp_path: Path):
+    async def scenario() -> Any:
+        batcher = Batcher(store)
+        with another_process_writing(tmp_path / "batch.db"):
+            pending = asyncio.ensure_future(_together(batcher, [_insert(store, "x")]))
+            while batcher._watcher is None:
+                await asyncio.sleep(0)
+            watcher = batcher._watcher
+        await pending
+        batcher.close()
+        return watcher
+
+    watcher = asyncio.run(scenario())
+    assert not watcher._thread.is_alive()
 
 
 @pytest.fixture

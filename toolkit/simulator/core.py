@@ -61,6 +61,8 @@ def start(state: State) -> None:
 def stop(state: State) -> None:
     state.scheduler.stop()
     state.delivery.stop()
+    if state.engine.batcher is not None:
+        state.engine.batcher.close()
     close = getattr(state.journal, "close", None)
     if close is not None:  # (a journal written in batches: what waits is written before the store closes)
         close()

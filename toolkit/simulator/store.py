@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.masking import mask_value
+from toolkit.simulator.checkpoints import KEEP_BYTES, Checkpointer
 
 # Indexes on columns that most rows leave NULL (a parent, a pending decision or deadline, a page token) are
 # partial: a sale decided at once writes no entry in them.  Every query on them compares the column, which
@@ -287,15 +288,17 @@ class Store(SharedState):
         self._writer: int | None = None
         self._hurried: int | None = None  # the thread (the event loop's) whose first write may not wait
         self._patience = LOOP_PATIENCE  # how long that thread waits for a lock before StoreBusy
+        self._checkpointer: Checkpointer | None = None  # (a file's: started once the file is ready)
         if self.path != ":memory:":
-            self._writers = os.open(f"{self.path}.writers", os.O_RDWR | os.O_CREAT, 0o600)
+            self._writers = self.open_writers_lock()
             self._db.execute("PRAGMA journal_mode=WAL")
             # pages read through a memory map: after another process's commit a connection reads its pages again,
             # and mapped pages cost no copy
             self._db.execute("PRAGMA mmap_size=268435456")
-            # a checkpoint (copying the log into the file, inside some writer's COMMIT while the others wait)
-            # every 4000 pages of log rather than 1000
-            self._db.execute("PRAGMA wal_autocheckpoint=4000")
+            # no checkpoint inside a COMMIT (the log copied into the file while the others wait for the lock):
+            # ``Checkpointer`` does them in a thread, outside every write
+            self._db.execute("PRAGMA wal_autocheckpoint=0")
+            self._db.execute(f"PRAGMA journal_size_limit={KEEP_BYTES}")
             # In WAL mode NORMAL loses no commit when the simulator stops or crashes (only when the machine does),
             # and a commit waits for no disk flush
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -304,6 +307,8 @@ class Store(SharedState):
         self._db.executescript(SCHEMA)
         self._seed_sequences()
         if self.path != ":memory:":
+            page_size = self._db.execute("PRAGMA page_size").fetchone()["page_size"]
+            self._checkpointer = Checkpointer(self.path, page_size, self.open_writers_lock)
             self._reader = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._reader.row_factory = _dict_row
             self._reader.execute("PRAGMA mmap_size=268435456")
@@ -396,6 +401,8 @@ class Store(SharedState):
                     self._after_commit = []
                     raise
                 self._db.execute("COMMIT")
+                if self._checkpointer is not None:
+                    self._checkpointer.committed()
             finally:
                 self._writer = None
                 if self._writers is not None:
@@ -454,6 +461,18 @@ class Store(SharedState):
     @property
     def in_memory(self) -> bool:
         return self.path == ":memory:"
+
+    def wait_for_writers(self, descriptor: int) -> None:
+        """Block until no thread or process writes to the file (its write lock free), keeping nothing.
+
+        ``descriptor``: the caller's own (``open_writers_lock``): ``flock`` belongs to an open file, and on the
+        store's own descriptor a writer of this process would not be waited for."""
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        fcntl.flock(descriptor, fcntl.LOCK_UN)
+
+    def open_writers_lock(self) -> int:
+        """A new descriptor of the processes' write lock, ``<db>.writers`` (the caller closes it)."""
+        return os.open(f"{self.path}.writers", os.O_RDWR | os.O_CREAT, 0o600)
 
     def hold_if_free(self) -> bool:
         """Take the store's lock when no other thread holds it (True), without waiting; ``release()`` gives it back."""
@@ -592,6 +611,8 @@ class Store(SharedState):
         self._seed_sequences()
 
     def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.close()
         with self._lock:
             if self._reader is not None:
                 with self._read_lock:

@@ -1,0 +1,122 @@
+"""A SQLite file's checkpoints run in the checkpointer's thread, never inside a store's COMMIT.
+
+Observed, not timed: the store's connection has SQLite's own checkpoints off; a log kept past the limit is copied
+back by the thread (its count grows, and the log stops growing: a writer after a complete checkpoint starts it
+again from its beginning); a checkpoint runs while another connection holds a write transaction open.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+from toolkit.simulator import checkpoints
+from toolkit.simulator import store as store_module
+from toolkit.simulator.checkpoints import Checkpointer
+from toolkit.simulator.store import Store
+
+
+def _wait_for(check, what: str, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.005)
+
+
+def _write(store: Store, commits: int, first: int = 0, size: int = 4096) -> None:
+    for n in range(first, first + commits):
+        with store.transaction():
+            store.execute("INSERT INTO meta (name, value) VALUES (?, ?)", (f"filler-{os.getpid()}-{n}", "x" * size))
+
+
+def test_a_file_store_never_checkpoints_inside_a_commit(tmp_path: Path):
+    store = Store(tmp_path / "sim.db")
+    try:
+        assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone()["wal_autocheckpoint"] == 0
+        assert store._checkpointer is not None and store._checkpointer.limit_bytes == 4000 * 4096
+    finally:
+        store.close()
+    assert Store()._checkpointer is None  # (memory: no log, no thread)
+
+
+def test_the_thread_copies_a_long_log_back_and_the_next_writer_starts_it_again(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(checkpoints, "CHECK_EVERY", 4)
+    monkeypatch.setattr(store_module, "KEEP_BYTES", 16 * 4096)  # (a log started again: truncated to 16 pages)
+    store = Store(tmp_path / "sim.db")
+    store._checkpointer.close()  # (the store's own, with the default limit: replaced by a small one)
+    checkpointer = store._checkpointer = Checkpointer(store.path, 4096, store.open_writers_lock, limit_pages=16)
+    wal = Path(f"{store.path}-wal")
+    try:
+        _write(store, 100)  # 400 pages and more
+        _wait_for(lambda: checkpointer.checkpoints >= 1, "no checkpoint was run")
+        assert wal.stat().st_size > 300 * 4096
+        # once a checkpoint has copied everything, the next commit starts the log again (the file truncated to
+        # KEEP_BYTES); a checkpoint that began while the writes went on copies only part: then ask again
+        deadline, written = time.monotonic() + 10, 100
+        while wal.stat().st_size > 24 * 4096:
+            assert time.monotonic() < deadline, "the log was never started again"
+            done = checkpointer.checkpoints
+            for _ in range(checkpoints.CHECK_EVERY):
+                checkpointer.committed()
+            _wait_for(lambda: checkpointer.checkpoints > done, "the checkpointer stopped")  # noqa: B023
+            _write(store, 1, first=written)
+            written += 1
+        rows = store.one("SELECT COUNT(*) AS n FROM meta WHERE name LIKE 'filler-%'")
+        assert rows is not None and rows["n"] == written
+    finally:
+        store.close()
+    with sqlite3.connect(tmp_path / "sim.db") as again:  # everything is in the file once the store is closed
+        assert again.execute("SELECT COUNT(*) FROM meta WHERE name LIKE 'filler-%'").fetchone()[0] == written
+
+
+def test_a_checkpoint_does_not_wait_for_a_writer(tmp_path: Path):
+    store = Store(tmp_path / "sim.db")
+    _write(store, 20)
+    other = sqlite3.connect(tmp_path / "sim.db", isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")  # another process's write transaction, held open
+        other.execute("INSERT INTO meta (name, value) VALUES ('held', 'open')")
+        checkpointer = Checkpointer(store.path, 4096, store.open_writers_lock, limit_pages=1)
+        for _ in range(checkpoints.CHECK_EVERY):
+            checkpointer.committed()
+        _wait_for(lambda: checkpointer.checkpoints == 1, "the checkpoint waited for the writer")
+        checkpointer.close()
+        other.execute("COMMIT")
+    finally:
+        other.close()
+        store.close()
+
+
+def test_what_writers_append_meanwhile_is_copied_with_the_processes_write_lock_held(tmp_path: Path):
+    store = Store(tmp_path / "sim.db")
+    _write(store, 20)
+    reader = sqlite3.connect(tmp_path / "sim.db", isolation_level=None)
+    lock = os.open(f"{store.path}.writers", os.O_RDWR)
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT COUNT(*) FROM meta").fetchone()  # a snapshot: the log after it cannot be copied yet
+        _write(store, 20, first=20)
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process writing
+        checkpointer = Checkpointer(store.path, 4096, store.open_writers_lock, limit_pages=1)
+        for _ in range(checkpoints.CHECK_EVERY):
+            checkpointer.committed()
+        _wait_for(lambda: checkpointer.checkpoints == 1, "no checkpoint was run")
+        assert checkpointer.locked == 0, "the second step did not wait for the processes' write lock"
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        _wait_for(lambda: checkpointer.locked == 1, "the second step never ran once the lock was free")
+        checkpointer.close()
+    finally:
+        os.close(lock)
+        reader.close()
+        store.close()
+
+
+def test_close_stops_the_thread(tmp_path: Path):
+    store = Store(tmp_path / "sim.db")
+    thread = store._checkpointer._thread
+    assert thread.is_alive()
+    store.close()
+    assert not thread.is_alive()

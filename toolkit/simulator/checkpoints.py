@@ -1,0 +1,106 @@
+"""A SQLite file's checkpoints, in a thread of their own: the log copied back into the database outside every write.
+
+In WAL mode a commit appends pages to ``<db>-wal``; a checkpoint copies them into the database file and syncs it
+to disk.  SQLite's own (``wal_autocheckpoint``) runs inside the ``COMMIT`` that crosses the limit: that commit took
+10 to 40 ms (writing 16 MB and an ``fsync``) where others take a fraction of a millisecond, on the event loop or
+holding the processes' write lock (``Store.transaction``), so every request of every worker waited for it.
+
+Here the store's connections never checkpoint (``wal_autocheckpoint=0``).  ``Checkpointer`` counts commits; every
+``CHECK_EVERY`` it looks at the log's size, and past ``LIMIT_PAGES`` pages it checkpoints on a connection of its own,
+in two steps:
+
+1. a PASSIVE checkpoint with no lock held: the bulk of the log copied and synced while writers go on appending;
+2. if writers appended meanwhile, the processes' write lock (``<db>.writers``, as ``Store.transaction`` takes it)
+   held while a second PASSIVE checkpoint copies what they added (a few pages): no writer can append then, so
+   it completes, and the next writer starts the log again from its beginning (under steady load a checkpoint
+   without the lock never completes, and the log would grow without end).
+
+The writers' connections keep ``journal_size_limit`` (``KEEP_BYTES``): the first commit of a log started again
+truncates the file to it, so the file's size tells how much log there is.  Several processes on one file each run
+a checkpointer: when two try at once, the second copies nothing (SQLite answers it busy).  What is left when the
+last connection closes is checkpointed by SQLite then, as before.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Callable
+
+LIMIT_PAGES = 4000  # the log's size that calls for a checkpoint (SQLite's default is 1000; 4000 pages is 16 MB)
+CHECK_EVERY = 32  # commits between two looks at the log's size (a look is one ``stat``)
+KEEP_BYTES = 4 * 1024 * 1024  # a log started again is truncated to this size (its file is reused up to there)
+
+log = logging.getLogger(__name__)
+
+
+class Checkpointer:
+    """One per ``Store`` of a file: ``committed()`` after each commit; ``close()`` before the store closes."""
+
+    def __init__(
+        self, path: str, page_size: int, open_lock: Callable[[], int], *, limit_pages: int = LIMIT_PAGES
+    ) -> None:
+        """``path``: the database file (its log is ``<path>-wal``); ``open_lock``: a new descriptor of the processes'
+        write lock (``Store.open_writers_lock``)."""
+        self.path = path
+        self._open_lock = open_lock
+        self.limit_bytes = limit_pages * page_size
+        self.checkpoints = 0  # checkpoints run (for tests and curious readers)
+        self.locked = 0  # of which finished with the write lock held
+        self._commits = 0
+        self._due = threading.Event()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="gatekit-checkpoint", daemon=True)
+        self._thread.start()
+
+    def committed(self) -> None:
+        """A commit was made (called by the thread that made it, under the store's lock: the count is exact)."""
+        self._commits += 1
+        if self._commits % CHECK_EVERY == 0:
+            self._due.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self._due.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        writers = self._open_lock()  # (a descriptor of its own: see _check)
+        try:
+            while True:
+                self._due.wait()
+                self._due.clear()
+                if self._closed:
+                    return
+                try:
+                    self._check(db, writers)
+                except Exception:  # a checkpoint that failed leaves the log longer: the next one copies it
+                    log.exception("checkpoint of %s failed", self.path)
+        finally:
+            os.close(writers)
+            db.close()
+
+    def _check(self, db: sqlite3.Connection, writers: int) -> None:
+        """``writers``: this checkpointer's own descriptor of the lock file (``flock`` belongs to an open file: the
+        store's descriptor would let its own process's writers in)."""
+        try:
+            size = os.stat(f"{self.path}-wal").st_size
+        except FileNotFoundError:
+            return
+        if size < self.limit_bytes:
+            return
+        # (fetchall: the statement runs to its end; one left open keeps a snapshot, and the log from starting again)
+        ((_, log_frames, copied),) = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        self.checkpoints += 1
+        if copied >= log_frames:  # complete: the next writer starts the log again
+            return
+        fcntl.flock(writers, fcntl.LOCK_EX)
+        try:
+            db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            self.locked += 1
+        finally:
+            fcntl.flock(writers, fcntl.LOCK_UN)
