@@ -20,7 +20,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -376,9 +376,15 @@ class Store(SharedState):
         finally:
             self._hurried, self._patience = None, LOOP_PATIENCE
 
+    def transaction(self) -> AbstractContextManager[Store]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on error); re-entrant in one thread: inside this thread's
+        transaction the block joins it (a context that does nothing: a batch's writes nest two per sale)."""
+        if self._writer == threading.get_ident():
+            return nullcontext(self)
+        return self._transaction()
+
     @contextmanager
-    def transaction(self) -> Iterator[Store]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on error); re-entrant in one thread."""
+    def _transaction(self) -> Iterator[Store]:
         hurried = self._hurried is not None and self._hurried == threading.get_ident()
         if not self._lock.acquire(timeout=self._patience if hurried else -1):
             raise StoreBusy("another thread of this process is writing")
