@@ -9,10 +9,11 @@ Here the store's connections never checkpoint (``wal_autocheckpoint=0``).  ``Che
 ``CHECK_EVERY`` it looks at the log's size, and past ``LIMIT_PAGES`` pages it checkpoints on a connection of its own,
 in two steps:
 
-1. a PASSIVE checkpoint with no lock held: the bulk of the log copied and synced while writers go on appending;
-2. the processes' write lock (``<db>.writers``, as ``Store.transaction`` takes it) held while a second PASSIVE
-   checkpoint copies what they added meanwhile (a few pages, or nothing): no writer is inside a transaction
-   then, so the checkpoint completes and the next writer to begin starts the log again from its beginning.
+1. PASSIVE checkpoints with no lock held: the bulk of the log copied and synced while writers go on appending,
+   then what they appended meanwhile, until a pass copies no more than ``FEW_PAGES``;
+2. the processes' write lock (``<db>.writers``, as ``Store.transaction`` takes it) held while a last PASSIVE
+   checkpoint copies what came during the last pass: no writer is inside a transaction then, so the checkpoint
+   completes and the next writer to begin starts the log again from its beginning.
    Without this step the log grew without end under steady load (700 MB in 30 s of two workers' sales): a
    writer starts the log again only if the checkpoint was complete when it began, and with two processes
    taking turns one of them is nearly always inside a transaction that began before.
@@ -34,6 +35,11 @@ from collections.abc import Callable
 
 LIMIT_PAGES = 4000  # the log's size that calls for a checkpoint (SQLite's default is 1000; 4000 pages is 16 MB)
 CHECK_EVERY = 32  # commits between two looks at the log's size (a look is one ``stat``)
+# Passes without the lock (at most), until one copies no more than FEW_PAGES: the pass under the lock copies what
+# came during the last one, and syncs it.  Under two workers' sales (30 s), the lock was held 0.01-21 ms (median
+# 7.8) after a single pass, 26 times; 0.01-13 ms (median 2.3) this way, 48 times
+UNLOCKED_PASSES = 4
+FEW_PAGES = 64
 KEEP_BYTES = 4 * 1024 * 1024  # a log started again is truncated to this size (its file is reused up to there)
 
 log = logging.getLogger(__name__)
@@ -95,8 +101,16 @@ class Checkpointer:
             return
         if size < self.limit_bytes:
             return
-        # (fetchall: the statement runs to its end; one left open keeps a snapshot, and the log from starting again)
-        db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        done = 0
+        for _ in range(UNLOCKED_PASSES):  # each copies what writers appended during the one before
+            # (fetchall: the statement runs to its end; one left open keeps a snapshot, and the log from starting
+            # again)
+            ((busy, _, copied),) = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            if busy or copied < 0:  # another process's checkpoint runs (it finishes the work), or no log
+                return
+            if copied - done <= FEW_PAGES:
+                break
+            done = copied
         self.checkpoints += 1
         fcntl.flock(writers, fcntl.LOCK_EX)
         try:
