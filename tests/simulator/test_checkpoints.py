@@ -47,12 +47,14 @@ def test_the_thread_copies_a_long_log_back_and_the_next_writer_starts_it_again(t
     monkeypatch.setattr(store_module, "KEEP_BYTES", 16 * 4096)  # (a log started again: truncated to 16 pages)
     store = Store(tmp_path / "sim.db")
     store._checkpointer.close()  # (the store's own, with the default limit: replaced by a small one)
-    checkpointer = store._checkpointer = Checkpointer(store.path, 4096, store.open_writers_lock, limit_pages=16)
     wal = Path(f"{store.path}-wal")
     try:
-        _write(store, 100)  # 400 pages and more
-        _wait_for(lambda: checkpointer.checkpoints >= 1, "no checkpoint was run")
+        _write(store, 100)  # 400 pages and more, with no checkpointer running
         assert wal.stat().st_size > 300 * 4096
+        checkpointer = store._checkpointer = Checkpointer(store.path, 4096, store.open_writers_lock, limit_pages=16)
+        for _ in range(checkpoints.CHECK_EVERY):
+            checkpointer.committed()
+        _wait_for(lambda: checkpointer.checkpoints >= 1, "no checkpoint was run")
         # once a checkpoint has copied everything, the next commit starts the log again (the file truncated to
         # KEEP_BYTES); a checkpoint that began while the writes went on copies only part: then ask again
         deadline, written = time.monotonic() + 10, 100
