@@ -42,7 +42,7 @@ UNLOCKED_PASSES = 4
 FEW_PAGES = 64
 KEEP_BYTES = 4 * 1024 * 1024  # a log started again is truncated to this size (its file is reused up to there)
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("gatekit.simulator")  # (the simulator's logger: `gatekit simulate` shows it on stderr)
 
 
 class Checkpointer:
