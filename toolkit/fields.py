@@ -270,8 +270,13 @@ def card_expiry(month: str, year: str) -> tuple[int, int] | None:
 def format_problem(field: Field, value: str) -> str | None:
     """Why ``value`` is not a valid ``field``, or None.  Amount and currency live in money.py."""
     if len(value) > field.max_length:
-        return f"longer than {field.max_length} characters"
+        return too_long(field)
     return _FORMAT_RULES.get(field.kind, _no_rule)(field, value)
+
+
+def too_long(field: Field) -> str:
+    """What ``format_problem`` says of a value longer than ``field.max_length``."""
+    return f"longer than {field.max_length} characters"
 
 
 FormatRule = Callable[[Field, str], str | None]

@@ -282,19 +282,9 @@ def _mask_plan(names: tuple[str, ...], secrets: int) -> _MaskPlan:
 _RUN_ONES = bytes(0x31 if 0x30 <= code <= 0x39 else 0x20 for code in range(256))
 _RUN_JOINS = b" \t-._/,+"
 _LONG_RUN = b"1" * _PAN_MIN_DIGITS
-_CVV_LETTERS = re.compile(rb"cv|csc|security|verification")
-
-
-def _has_cvv_word(text: str) -> bool:
-    """A CVV name may be in ``text``: its letters, lower case, separators taken out (bytes for ASCII text: C speed)."""
-    if text.isascii():
-        return _has_cvv_letters(text.encode("ascii"))
-    words = text.lower().translate(_SQUEEZE)
-    return "cv" in words or "csc" in words or "security" in words or "verification" in words
-
-
-def _has_cvv_letters(raw: bytes) -> bool:
-    return _CVV_LETTERS.search(raw.lower().translate(None, _SQUEEZED_OUT)) is not None
+_CVV_WORDS = ("cv", "csc", "security", "verification")  # a CVV name's letters, lower case, separators out
+_CVV_LETTERS = re.compile("|".join(_CVV_WORDS).encode("ascii"))
+_CVV_LETTERS_TEXT = re.compile("|".join(_CVV_WORDS))
 
 
 def _may_need_masking(text: str) -> bool:
@@ -305,10 +295,12 @@ def _may_need_masking(text: str) -> bool:
     ASCII text (nearly all) is encoded once and read as bytes: a translate and a search in C, no list made."""
     if _holds_a_secret(text):
         return True
+    # a CVV name's letters (lower case, separators taken out), then digits
     if not text.isascii():
-        return _has_cvv_word(text) or _digit_count(text) >= _PAN_MIN_DIGITS
+        cvv = _CVV_LETTERS_TEXT.search(text.lower().translate(_SQUEEZE)) is not None
+        return cvv or _digit_count(text) >= _PAN_MIN_DIGITS
     raw = text.encode("ascii")
-    if _has_cvv_letters(raw):
+    if _CVV_LETTERS.search(raw.lower().translate(None, _SQUEEZED_OUT)):
         return True
     if b"%" not in raw:  # (a digest's letters break its digits: a signature is no card number)
         return _LONG_RUN in raw.translate(_RUN_ONES, _RUN_JOINS)
@@ -370,7 +362,7 @@ def mask_path(path: str) -> str:
 # free-text values of a request (the simulator's journal line), then ``mask_value`` meets the same values as the
 # columns of its row (``client_orderid``, ``email``...); the paths of requests come again and again.  Only texts
 # with nothing to hide are kept (no card number, no CVV, no known secret), none longer than ``_LONGEST_CLEAN``;
-# the set is emptied when a secret becomes known, and when it is full.
+# the set is replaced by an empty one when a secret becomes known, and emptied when it is full.
 _CLEAN: list[set[str]] = [set()]
 _MAX_CLEAN = 4096
 _LONGEST_CLEAN = 256  # characters

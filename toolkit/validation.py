@@ -10,7 +10,7 @@ import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from toolkit.fields import FIELDS, LEGACY_SPELLINGS, Field, FormatRule, Kind, format_rule
+from toolkit.fields import FIELDS, LEGACY_SPELLINGS, Field, FormatRule, Kind, format_rule, too_long
 from toolkit.money import MoneyError, currency_exponent, parse_amount
 from toolkit.operations import Operation
 from toolkit.plancache import PlanCache
@@ -69,7 +69,7 @@ def request_problems(
     for name, spec, rule in plan.checks:  # (``format_problem``, its rule found once per plan)
         value = present[name]
         if len(value) > spec.max_length:
-            problems.append(Problem(name, f"longer than {spec.max_length} characters"))
+            problems.append(Problem(name, too_long(spec)))
         elif rule is not None and (broken := rule(spec, value)):
             problems.append(Problem(name, broken))
     return problems

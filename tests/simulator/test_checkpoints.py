@@ -51,7 +51,7 @@ def test_the_thread_copies_a_long_log_back_and_the_next_writer_starts_it_again(t
     try:
         _write(store, 100)  # 400 pages and more, with no checkpointer running
         assert wal.stat().st_size > 300 * 4096
-        checkpointer = store._checkpointer = Checkpointer(store.path, 4096, store.open_writers_lock, limit_pages=16)
+        checkpointer = store._checkpointer = Checkpointer(store, 4096, limit_pages=16)
         for _ in range(checkpoints.CHECK_EVERY):
             checkpointer.committed()
         _wait_for(lambda: checkpointer.checkpoints >= 1, "no checkpoint was run")
@@ -81,7 +81,7 @@ def test_a_checkpoint_does_not_wait_for_a_writer(tmp_path: Path):
     try:
         other.execute("BEGIN IMMEDIATE")  # another process's write transaction, held open
         other.execute("INSERT INTO meta (name, value) VALUES ('held', 'open')")
-        checkpointer = Checkpointer(store.path, 4096, store.open_writers_lock, limit_pages=1)
+        checkpointer = Checkpointer(store, 4096, limit_pages=1)
         for _ in range(checkpoints.CHECK_EVERY):
             checkpointer.committed()
         _wait_for(lambda: checkpointer.checkpoints == 1, "the checkpoint waited for the writer")
@@ -102,7 +102,7 @@ def test_a_checkpoint_ends_with_the_processes_write_lock_held(tmp_path: Path):
         reader.execute("SELECT COUNT(*) FROM meta").fetchone()  # a snapshot: the log after it cannot be copied yet
         _write(store, 20, first=20)
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process writing
-        checkpointer = Checkpointer(store.path, 4096, store.open_writers_lock, limit_pages=1)
+        checkpointer = Checkpointer(store, 4096, limit_pages=1)
         for _ in range(checkpoints.CHECK_EVERY):
             checkpointer.committed()
         _wait_for(lambda: checkpointer.checkpoints == 1, "no checkpoint was run")
@@ -132,7 +132,7 @@ def test_the_log_starts_again_after_a_writer_that_began_before_the_checkpoint(tm
         fcntl.flock(lock, fcntl.LOCK_EX)
         other.execute("BEGIN IMMEDIATE")
         other.execute("INSERT INTO meta (name, value) VALUES ('other', 'began before the checkpoint')")
-        checkpointer = store._checkpointer = Checkpointer(store.path, 4096, store.open_writers_lock, limit_pages=16)
+        checkpointer = store._checkpointer = Checkpointer(store, 4096, limit_pages=16)
         for _ in range(checkpoints.CHECK_EVERY):
             checkpointer.committed()
         _wait_for(lambda: checkpointer.checkpoints == 1, "no checkpoint was run")  # everything committed: copied

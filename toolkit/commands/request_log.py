@@ -215,10 +215,7 @@ class RequestLog:
             try:
                 await self.app(scope, receive, send)
             finally:
-                seconds = time.perf_counter() - started
-                kind, orderid = scope.get(ANSWER_KEY) or ("", "")
-                self.writer.put((time.time(), scope["method"], scope["path"], operation(scope),
-                                 scope.get(SENT_SCOPE_KEY, 0), kind, orderid, seconds))  # fmt: skip
+                self._leave(scope, scope["path"], scope.get(SENT_SCOPE_KEY, 0), scope.get(ANSWER_KEY), started)
             return
         path = scope.get("path", "")
         started, answer = time.perf_counter(), _Answer(decode=API in path)
@@ -232,7 +229,10 @@ class RequestLog:
         try:
             await self.app(scope, receive, sending)
         finally:
-            seconds = time.perf_counter() - started
-            kind, orderid = _described(scope, answer)
-            self.writer.put((time.time(), scope.get("method", "-"), path, operation(scope), answer.status, kind,
-                             orderid, seconds))  # fmt: skip
+            self._leave(scope, path, answer.status, _described(scope, answer), started)
+
+    def _leave(self, scope: Scope, path: str, status: int, described: tuple[str, str] | None, started: float) -> None:
+        """The request's line, for the writer: ``described`` is the answer's (type, orderid) when it has them."""
+        seconds = time.perf_counter() - started
+        kind, orderid = described or ("", "")
+        self.writer.put((time.time(), scope.get("method", "-"), path, operation(scope), status, kind, orderid, seconds))

@@ -26,12 +26,14 @@ last connection closes is checkpointed by SQLite then, as before.
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from toolkit.simulator.store import Store
 
 LIMIT_PAGES = 4000  # the log's size that calls for a checkpoint (SQLite's default is 1000; 4000 pages is 16 MB)
 CHECK_EVERY = 32  # commits between two looks at the log's size (a look is one ``stat``)
@@ -48,13 +50,11 @@ log = logging.getLogger("gatekit.simulator")  # (the simulator's logger: `gateki
 class Checkpointer:
     """One per ``Store`` of a file: ``committed()`` after each commit; ``close()`` before the store closes."""
 
-    def __init__(
-        self, path: str, page_size: int, open_lock: Callable[[], int], *, limit_pages: int = LIMIT_PAGES
-    ) -> None:
-        """``path``: the database file (its log is ``<path>-wal``); ``open_lock``: a new descriptor of the processes'
-        write lock (``Store.open_writers_lock``)."""
-        self.path = path
-        self._open_lock = open_lock
+    def __init__(self, store: Store, page_size: int, *, limit_pages: int = LIMIT_PAGES) -> None:
+        """``store``: of a file (its log is ``<path>-wal``); the checkpointer holds the processes' write lock through
+        it (``Store.holding_writers``)."""
+        self.path = store.path
+        self._store = store
         self.limit_bytes = limit_pages * page_size
         self.checkpoints = 0  # checkpoints run (for tests and curious readers)
         self.locked = 0  # of which finished with the write lock held (all, once the lock was free)
@@ -77,7 +77,7 @@ class Checkpointer:
 
     def _run(self) -> None:
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        writers = self._open_lock()  # (a descriptor of its own: see _check)
+        writers = self._store.open_writers_lock()  # (a descriptor of its own: see ``Store.holding_writers``)
         try:
             while True:
                 self._due.wait()
@@ -93,8 +93,7 @@ class Checkpointer:
             db.close()
 
     def _check(self, db: sqlite3.Connection, writers: int) -> None:
-        """``writers``: this checkpointer's own descriptor of the lock file (``flock`` belongs to an open file: the
-        store's descriptor would let its own process's writers in)."""
+        """``writers``: this checkpointer's own descriptor of the processes' write lock."""
         try:
             size = os.stat(f"{self.path}-wal").st_size
         except FileNotFoundError:
@@ -112,9 +111,6 @@ class Checkpointer:
                 break
             done = copied
         self.checkpoints += 1
-        fcntl.flock(writers, fcntl.LOCK_EX)
-        try:
+        with self._store.holding_writers(writers):
             db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
             self.locked += 1
-        finally:
-            fcntl.flock(writers, fcntl.LOCK_UN)

@@ -184,8 +184,10 @@ def _too_large(scope: Scope, size: str, limit: int) -> tuple[int, list[tuple[byt
     if path.startswith(urls.PAGE_ROOT + "/api/"):
         fields = render.error_body(render.new_serial(), SimError(message, http_status=413, code=BODY_CODE))
         if any(name == b"accept" and asks_for_json(value.decode("latin-1")) for name, value in scope["headers"]):
-            return 413, [(b"content-type", MEDIA_TYPE.encode())], encode_json(fields).encode(), fields["type"]
-        return 413, [(b"content-type", LEGACY_TYPE.encode())], encode_legacy(fields).encode(), fields["type"]  # 413 too
+            media, text = MEDIA_TYPE, encode_json(fields)
+        else:  # (the legacy form, with a 413 here too)
+            media, text = LEGACY_TYPE, encode_legacy(fields)
+        return 413, [(b"content-type", media.encode())], text.encode(), fields["type"]
     if path.startswith("/_sim/"):
         body = json.dumps({"error": f"body: {message}", "field": "body"}).encode()
         return 413, [(b"content-type", b"application/json")], body, ""

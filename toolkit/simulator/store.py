@@ -308,7 +308,7 @@ class Store(SharedState):
         self._seed_sequences()
         if self.path != ":memory:":
             page_size = self._db.execute("PRAGMA page_size").fetchone()["page_size"]
-            self._checkpointer = Checkpointer(self.path, page_size, self.open_writers_lock)
+            self._checkpointer = Checkpointer(self, page_size)
             self._reader = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._reader.row_factory = _dict_row
             self._reader.execute("PRAGMA mmap_size=268435456")
@@ -468,13 +468,22 @@ class Store(SharedState):
     def in_memory(self) -> bool:
         return self.path == ":memory:"
 
-    def wait_for_writers(self, descriptor: int) -> None:
-        """Block until no thread or process writes to the file (its write lock free), keeping nothing.
+    @contextmanager
+    def holding_writers(self, descriptor: int) -> Iterator[None]:
+        """The processes' write lock held for the block: no thread or process writes to the file meanwhile.
 
         ``descriptor``: the caller's own (``open_writers_lock``): ``flock`` belongs to an open file, and on the
         store's own descriptor a writer of this process would not be waited for."""
         fcntl.flock(descriptor, fcntl.LOCK_EX)
-        fcntl.flock(descriptor, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(descriptor, fcntl.LOCK_UN)
+
+    def wait_for_writers(self, descriptor: int) -> None:
+        """Block until no thread or process writes to the file (its write lock free), keeping nothing."""
+        with self.holding_writers(descriptor):
+            pass
 
     def open_writers_lock(self) -> int:
         """A new descriptor of the processes' write lock, ``<db>.writers`` (the caller closes it)."""
