@@ -30,10 +30,8 @@ import logging
 import os
 import sqlite3
 import threading
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from toolkit.simulator.store import Store
+from contextlib import AbstractContextManager
+from typing import Protocol
 
 LIMIT_PAGES = 4000  # the log's size that calls for a checkpoint (SQLite's default is 1000; 4000 pages is 16 MB)
 CHECK_EVERY = 32  # commits between two looks at the log's size (a look is one ``stat``)
@@ -47,10 +45,20 @@ KEEP_BYTES = 4 * 1024 * 1024  # a log started again is truncated to this size (i
 log = logging.getLogger("gatekit.simulator")  # (the simulator's logger: `gatekit simulate` shows it on stderr)
 
 
+class WritersLock(Protocol):
+    """What the checkpointer needs of its store (``Store``: a protocol, as the store imports this module)."""
+
+    path: str
+
+    def open_writers_lock(self) -> int: ...
+
+    def holding_writers(self, descriptor: int) -> AbstractContextManager[None]: ...
+
+
 class Checkpointer:
     """One per ``Store`` of a file: ``committed()`` after each commit; ``close()`` before the store closes."""
 
-    def __init__(self, store: Store, page_size: int, *, limit_pages: int = LIMIT_PAGES) -> None:
+    def __init__(self, store: WritersLock, page_size: int, *, limit_pages: int = LIMIT_PAGES) -> None:
         """``store``: of a file (its log is ``<path>-wal``); the checkpointer holds the processes' write lock through
         it (``Store.holding_writers``)."""
         self.path = store.path
