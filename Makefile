@@ -12,7 +12,7 @@ PIP_FLAGS := --disable-pip-version-check --no-input -q
 # rewritten test modules in every process that the tests start (seconds each, minutes over `make test`).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install test lint typecheck unit certify bench fuzz clean lab screenshots report-screenshots notebook-screenshots test-postgres
+.PHONY: install test lint typecheck unit certify bench fuzz clean lab screenshots report-screenshots notebook-screenshots test-postgres wheel
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,11 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $(STAMP)
 
 install: $(STAMP)
+
+# The wheel users install (README: Install), in dist/ (make test builds and checks its own, in a temporary folder).
+wheel: $(STAMP)
+	$(PY) -m pip wheel $(PIP_FLAGS) --no-deps --no-build-isolation -w dist . 2> >(grep -v "is ignored: it is neither" >&2)
+	@ls dist/gatekit-*.whl
 
 # Headless Chromium and ChromeDriver from Debian for the real-browser tests (GATEKIT_BROWSER=off skips them).
 BROWSER_STAMP := $(VENV)/.chromium
@@ -122,4 +127,4 @@ fuzz: $(STAMP)
 		-p no:xdist tests/simulator/test_fuzz_openapi.py tests/simulator/test_fuzz_control.py tests/simulator/test_ledger.py
 
 clean:
-	rm -rf $(VENV) node_modules allure-results allure-report reports
+	rm -rf $(VENV) node_modules allure-results allure-report reports dist
