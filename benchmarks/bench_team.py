@@ -13,6 +13,11 @@ two workers are not pinned (they need both cores: wrk shares them).  The SQLite 
 a run slowed the next SQLite runs by 5-15% and made them vary).  Each simulator answers a 1 s run of sales before
 it is measured (the first, cold, was the slowest).  Every repetition is printed with the median.  The goal:
 2 workers on SQLite at least 1.7x the sales/s of one.
+
+A reference runs in turn with them: two simulators that share nothing (a SQLite file each, two wrk processes of
+32 connections on wrk's core), whose sales/s added are what two processes make on this machine with no shared
+store at all.  Its ratio to one worker is the ceiling of any way of sharing a store here; the run prints what
+share of it the two workers on one file make (their shared store's cost).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -35,6 +41,7 @@ from tests.postgres import cluster, skip_reason  # noqa: E402  (the throwaway cl
 
 CONNECTIONS = 64
 GOAL = 1.7
+SEPARATE = "2 simulators, no sharing"
 
 
 def measure(simulator: Simulate, seconds: float, run_name: str) -> tuple[Run, Run]:
@@ -68,6 +75,33 @@ def _run(
           f"{status.p99:6.1f} ms", flush=True)  # fmt: skip
 
 
+def _separate(seconds: float, repetition: int, folder: Path) -> float:
+    """The reference: two simulators that share nothing (a file each), loaded at once by two wrk processes of 32
+    connections each (on wrk's core): what two processes make on this machine with no shared store.  Sales/s, the
+    two added."""
+    simulators = [Simulate("--quiet", "--db", str(folder / f"apart-{repetition}-{n}.db")) for n in range(2)]
+    try:
+        _both(simulators, f"apart-{os.getpid()}-{repetition}-warm", 1)
+        runs = _both(simulators, f"apart-{os.getpid()}-{repetition}", seconds)
+    finally:
+        for simulator in simulators:
+            simulator.stop()
+    rate = sum(run.rate for run in runs)
+    cpu = sum(run.cpu * run.rate for run in runs) / max(rate, 1)
+    print(f"run {repetition + 1} {SEPARATE:24} sales/s {rate:8.0f} (server cpu {cpu:.2f} ms/sale, errors "
+          f"{sum(run.errors for run in runs)})", flush=True)  # fmt: skip
+    return rate
+
+
+def _both(simulators: list[Simulate], name: str, seconds: float) -> list[Run]:
+    """Sales to each simulator at once, half the connections each, each with bodies of its own."""
+    with ThreadPoolExecutor(len(simulators)) as pool:
+        runs = [pool.submit(wrk, simulator, "sale", presigned(f"{name}-{n}", 12_000)[0],  # type: ignore[arg-type]
+                            CONNECTIONS // len(simulators), seconds, _wrk_core())
+                for n, simulator in enumerate(simulators)]  # fmt: skip
+        return [run.result() for run in runs]
+
+
 def _other_core() -> str | None:
     """The core wrk does not use: one worker's process is pinned there (a whole core of its own, never shared with
     wrk: the best case for one process, so the ratio of two workers to it is the strict one)."""
@@ -87,12 +121,14 @@ def main() -> None:
     if not shutil.which("wrk"):
         sys.exit("bench_team.py needs wrk (apt-get install wrk)")
     results: dict[str, list[tuple[Run, Run]]] = {}
+    apart: list[float] = []
     with ExitStack() as stack:
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gatekit-team-")))
         for repetition in range(args.repeat):  # SQLite first, with no PostgreSQL server running beside it
             one, two = str(folder / f"one-{repetition}.db"), str(folder / f"two-{repetition}.db")
             _run(results, args.seconds, repetition, "1 worker, SQLite", ["--db", one], _other_core())
             _run(results, args.seconds, repetition, "2 workers, SQLite", ["--workers", "2", "--db", two])
+            apart.append(_separate(args.seconds, repetition, folder))
         pg = None if skip_reason() else stack.enter_context(cluster())
         if pg is not None:
             for repetition in range(args.repeat):
@@ -112,6 +148,12 @@ def main() -> None:
     each = [two.rate / one.rate for (two, _), (one, _) in pairs]
     print(f"2 workers / 1 worker on SQLite: {ratio:.2f}x sales/s (goal >= {GOAL}x): {verdict}   "
           f"(each repetition: {', '.join(f'{r:.2f}x' for r in each)})")  # fmt: skip
+    ceiling = statistics.median(apart)
+    print(
+        f"{SEPARATE}: sales/s {ceiling:.0f} (runs: {', '.join(f'{rate:.0f}' for rate in apart)}), "
+        f"{ceiling / medians['1 worker, SQLite']:.2f}x one worker: what two processes make here with no shared "
+        f"store; 2 workers on one SQLite file make {medians['2 workers, SQLite'] / ceiling:.0%} of it"
+    )
     if pg is None:
         print(f"PostgreSQL not measured: {skip_reason()}")
 
