@@ -31,6 +31,7 @@ from typing import Any
 from anyio import CapacityLimiter
 
 from toolkit.simulator import pools
+from toolkit.simulator.signalled import Signalled
 from toolkit.simulator.store import Store, StoreBusy
 
 MAX_BATCH = 64  # sales in one transaction (the lock is held for all of them)
@@ -157,46 +158,42 @@ class Batcher:
         return outcomes
 
 
-class _LockWatcher:
+class _LockWatcher(Signalled[int]):
     """A thread that waits for the store's write lock to be free, keeping nothing, and then calls back on the loop
     (the kernel wakes it the moment the lock is let go)."""
 
     def __init__(self, store: Store, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__("gatekit-lock-watcher")
         self._store, self._loop = store, loop
         self._then: Callable[[], None] | None = None
-        self._wanted = threading.Event()
-        self._closed = False
-        self._thread = threading.Thread(target=self._run, name="gatekit-lock-watcher", daemon=True)
-        self._thread.start()
+        self.start()
 
     def watch(self, then: Callable[[], None]) -> None:
         """``then()`` on the loop once the lock is free (one watch at a time: the latest ``then`` is called)."""
         self._then = then
-        self._wanted.set()
+        self.signal()
 
-    def close(self) -> None:
-        self._closed = True
-        self._wanted.set()
-        self._thread.join(timeout=5)  # (a watch that waits for another process's long write ends with it)
+    def close(self, timeout: float = 5) -> None:
+        super().close(timeout)  # (a watch that waits for another process's long write ends with it)
 
-    def _run(self) -> None:
+    @contextmanager
+    def opened(self) -> Iterator[int]:
+        """A descriptor of its own of the processes' write lock (see ``Store.holding_writers``)."""
         descriptor = self._store.open_writers_lock()
         try:
-            while True:
-                self._wanted.wait()
-                self._wanted.clear()
-                if self._closed:
-                    return
-                self._store.wait_for_writers(descriptor)
-                then = self._then
-                if then is None or self._closed:
-                    continue
-                try:
-                    self._loop.call_soon_threadsafe(then)
-                except RuntimeError:  # (the loop is closed: the simulator stopped)
-                    return
+            yield descriptor
         finally:
             os.close(descriptor)
+
+    def work(self, held: int) -> None:
+        self._store.wait_for_writers(held)
+        then = self._then
+        if then is None or self.closed:
+            return
+        try:
+            self._loop.call_soon_threadsafe(then)
+        except RuntimeError:  # (the loop is closed: the simulator stopped)
+            self.finish()
 
 
 def _settle(items: list[_Item], outcomes: list[Any]) -> None:

@@ -29,9 +29,11 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-import threading
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, closing, contextmanager
 from typing import Protocol
+
+from toolkit.simulator.signalled import Signalled
 
 LIMIT_PAGES = 4000  # the log's size that calls for a checkpoint (SQLite's default is 1000; 4000 pages is 16 MB)
 CHECK_EVERY = 32  # commits between two looks at the log's size (a look is one ``stat``)
@@ -55,50 +57,46 @@ class WritersLock(Protocol):
     def holding_writers(self, descriptor: int) -> AbstractContextManager[None]: ...
 
 
-class Checkpointer:
+class Checkpointer(Signalled[tuple[sqlite3.Connection, int]]):
     """One per ``Store`` of a file: ``committed()`` after each commit; ``close()`` before the store closes."""
 
     def __init__(self, store: WritersLock, page_size: int, *, limit_pages: int = LIMIT_PAGES) -> None:
         """``store``: of a file (its log is ``<path>-wal``); the checkpointer holds the processes' write lock through
         it (``Store.holding_writers``)."""
+        super().__init__("gatekit-checkpoint")
         self.path = store.path
         self._store = store
         self.limit_bytes = limit_pages * page_size
         self.checkpoints = 0  # checkpoints run (for tests and curious readers)
         self.locked = 0  # of which finished with the write lock held (all, once the lock was free)
         self._commits = 0
-        self._due = threading.Event()
-        self._closed = False
-        self._thread = threading.Thread(target=self._run, name="gatekit-checkpoint", daemon=True)
-        self._thread.start()
+        self.start()
 
     def committed(self) -> None:
         """A commit was made (called by the thread that made it, under the store's lock: the count is exact)."""
         self._commits += 1
         if self._commits % CHECK_EVERY == 0:
-            self._due.set()
+            self.signal()
 
-    def close(self) -> None:
-        self._closed = True
-        self._due.set()
-        self._thread.join(timeout=10)
+    def close(self, timeout: float = 10) -> None:
+        super().close(timeout)
 
-    def _run(self) -> None:
-        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        writers = self._store.open_writers_lock()  # (a descriptor of its own: see ``Store.holding_writers``)
+    @contextmanager
+    def opened(self) -> Iterator[tuple[sqlite3.Connection, int]]:
+        """A connection of its own, and a descriptor of its own of the processes' write lock (see
+        ``Store.holding_writers``)."""
+        with closing(sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)) as db:
+            writers = self._store.open_writers_lock()
+            try:
+                yield db, writers
+            finally:
+                os.close(writers)
+
+    def work(self, held: tuple[sqlite3.Connection, int]) -> None:
         try:
-            while True:
-                self._due.wait()
-                self._due.clear()
-                if self._closed:
-                    return
-                try:
-                    self._check(db, writers)
-                except Exception:  # a checkpoint that failed leaves the log longer: the next one copies it
-                    log.exception("checkpoint of %s failed", self.path)
-        finally:
-            os.close(writers)
-            db.close()
+            self._check(*held)
+        except Exception:  # a checkpoint that failed leaves the log longer: the next one copies it
+            log.exception("checkpoint of %s failed", self.path)
 
     def _check(self, db: sqlite3.Connection, writers: int) -> None:
         """``writers``: this checkpointer's own descriptor of the processes' write lock."""
