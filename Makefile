@@ -123,7 +123,7 @@ bench: $(STAMP) $(WRK_STAMP) $(POSTGRES_STAMP)
 FUZZ_EXAMPLES ?= 560
 LEDGER_EXAMPLES ?= 1000
 fuzz: $(STAMP)
-	GATEKIT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) GATEKIT_LEDGER_EXAMPLES=$(LEDGER_EXAMPLES) $(VENV)/bin/pytest -q -s \
+	GATEKIT_FUZZ_COVERAGE=on GATEKIT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) GATEKIT_LEDGER_EXAMPLES=$(LEDGER_EXAMPLES) $(VENV)/bin/pytest -q -s \
 		-p no:xdist tests/simulator/test_fuzz_openapi.py tests/simulator/test_fuzz_control.py tests/simulator/test_ledger.py
 
 clean:

@@ -15,7 +15,7 @@ from toolkit.config import GatewayConfig, simulator_config
 # A merchant's repository in miniature, run as a pytest session of its own by test_merchant_project.py;
 # a suite that fails on purpose, run by test_certify_report.py (and scripts/report_screenshots.py).
 collect_ignore = ["merchant_project", "failing_suite"]
-pytest_plugins = ["tests.xdist_groups"]
+pytest_plugins = ["tests.xdist_groups", "tests.unique_ids"]
 
 
 @pytest.fixture

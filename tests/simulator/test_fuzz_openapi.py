@@ -5,8 +5,10 @@ Every operation of ``/paynet/openapi.json``, by endpoint and by group, gets gene
 correct ``control`` or OAuth signature, so they reach the engine and not only the checks.  Every
 answer must be documented, in the documented content type, and never a server error.
 
-``make test`` runs ``GATEKIT_FUZZ_EXAMPLES`` (default 12) examples per operation; ``make fuzz``
-runs enough for 20,000 requests and prints the count.
+``make test`` runs ``GATEKIT_FUZZ_EXAMPLES`` (default 12) generated examples per operation; ``make fuzz`` runs
+enough for 20,000 requests and prints the count, and adds schemathesis's coverage phase
+(``GATEKIT_FUZZ_COVERAGE=on``): about 140 boundary cases per operation (each required field left out, each
+type and format broken), built at collection, which would cost ``make test`` 25 s of CPU.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ from toolkit.simulator import SimulatorServer
 from toolkit.simulator.openapi import openapi_document
 
 EXAMPLES = int(os.environ.get("GATEKIT_FUZZ_EXAMPLES", "12"))
+COVERAGE = os.environ.get("GATEKIT_FUZZ_COVERAGE", "off") == "on"
 SCHEMA = schemathesis.openapi.from_dict(openapi_document("http://127.0.0.1/paynet"))
+SCHEMA.config.phases.coverage.enabled = COVERAGE
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 TALLY = {"requests": 0, "signed": 0}
 
@@ -47,7 +51,7 @@ def tally(request: pytest.FixtureRequest) -> Iterator[None]:
     if reporter is not None and TALLY["requests"]:
         reporter.write_line(
             f"fuzz: {TALLY['requests']} requests ({TALLY['signed']} signed), 0 server errors, "
-            f"{EXAMPLES} examples per operation"
+            f"{EXAMPLES} examples per operation" + (", and the coverage phase" if COVERAGE else "")
         )
 
 
