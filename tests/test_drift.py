@@ -8,8 +8,10 @@ kind of difference injected here, and quick.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.once_per_run import once_per_run
 from toolkit import demo
 from toolkit.simulator import SimulatorServer
 from toolkit.simulator.settings import load_settings
@@ -64,63 +67,88 @@ def kinds(report: dict[str, Any]) -> set[tuple[str, str, str]]:
     return {(d["kind"], d["operation"], d["field"]) for d in report["differences"]}
 
 
-def run_against(tmp: Path, simulator: str) -> tuple[int, dict[str, Any], str]:
-    for server in stand_in(tmp, simulator):
-        record(tmp, server)
+def recorded(factory: pytest.TempPathFactory, tmp: Path, simulator: str) -> Path:
+    """A recording against a stand-in with these settings, in ``tmp`` (where ``gatekit drift`` then runs): made
+    once per run, as tests that need the same recording share it (``tests/once_per_run.py``)."""
+
+    def build(folder: Path) -> dict[str, str]:
+        for server in stand_in(folder, simulator):
+            record(folder, server)
+        return {"recording": str(folder / "recording")}
+
+    made = once_per_run(factory, "drift-" + hashlib.sha256(simulator.encode()).hexdigest()[:12], build)
+    shutil.copytree(made["recording"], tmp / "recording")
+    return tmp / "recording"
+
+
+def run_against(factory: pytest.TempPathFactory, tmp: Path, simulator: str) -> tuple[int, dict[str, Any], str]:
+    recorded(factory, tmp, simulator)
     return drift(tmp)
 
 
 @pytest.mark.slow
-def test_a_stand_in_configured_as_the_simulator_shows_no_drift(tmp_path: Path) -> None:
-    code, report, out = run_against(tmp_path, "")
+def test_a_stand_in_configured_as_the_simulator_shows_no_drift(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    code, report, out = run_against(tmp_path_factory, tmp_path, "")
     assert (code, report["differences"]) == (0, []), out
     assert report["scenarios"] == 6 and "no difference" in out
     assert report["suggested_simulator_settings"]["latency"] == pytest.approx(0.1, abs=0.1)
 
 
 @pytest.mark.slow
-def test_a_slower_answer_is_an_answer_time_difference(tmp_path: Path) -> None:
-    code, report, out = run_against(tmp_path, "answer_delay = 0.3")
+def test_a_slower_answer_is_an_answer_time_difference(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    code, report, out = run_against(tmp_path_factory, tmp_path, "answer_delay = 0.3")
     assert code == 1 and kinds(report) == {("answer-time", "sale", ""), ("answer-time", "status", "")}, out
     assert report["suggested_simulator_settings"]["answer_delay"] == pytest.approx(0.3, abs=0.1)
 
 
 @pytest.mark.slow
-def test_a_field_left_out_of_the_answers_is_a_missing_field(tmp_path: Path) -> None:
-    code, report, out = run_against(tmp_path, 'omit_fields = ["descriptor"]')
+def test_a_field_left_out_of_the_answers_is_a_missing_field(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    code, report, out = run_against(tmp_path_factory, tmp_path, 'omit_fields = ["descriptor"]')
     assert code == 1 and kinds(report) == {("field-extra", "status", "descriptor")}, out
     assert len(report["differences"]) == 6  # one per scenario: the simulator sends it, the stand-in does not
 
 
 @pytest.mark.slow
-def test_another_decline_code_is_an_error_code_difference(tmp_path: Path) -> None:
+def test_another_decline_code_is_an_error_code_difference(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
     row = (
         '[simulator.outcomes]\n"116" = { status = "declined", error_code = "05", error_message = "Insufficient funds" }'
     )
-    code, report, out = run_against(tmp_path, row)
+    code, report, out = run_against(tmp_path_factory, tmp_path, row)
     found = report["differences"]
     assert code == 1 and [(d["kind"], d["sandbox"], d["simulator"]) for d in found] == [("error-code", "05", "51")], out
     assert found[0]["scenario"] == "A card that is insufficient-funds is declined"
 
 
 @pytest.mark.slow
-def test_another_outcome_for_one_cvv2_is_a_status_difference_of_that_scenario_only(tmp_path: Path) -> None:
-    code, report, out = run_against(tmp_path, '[simulator.outcomes]\n"119" = { status = "approved" }')
+def test_another_outcome_for_one_cvv2_is_a_status_difference_of_that_scenario_only(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    code, report, out = run_against(tmp_path_factory, tmp_path, '[simulator.outcomes]\n"119" = { status = "approved" }')
     found = report["differences"]
     assert code == 1 and {d["scenario"] for d in found} == {"A card that is not-permitted is declined"}, out
     assert ("status", "approved", "declined") in {(d["kind"], d["sandbox"], d["simulator"]) for d in found}
 
 
 @pytest.mark.slow
-def test_a_longer_processing_is_a_processing_time_difference(tmp_path: Path) -> None:
-    code, report, out = run_against(tmp_path, "latency = 0.8")
+def test_a_longer_processing_is_a_processing_time_difference(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    code, report, out = run_against(tmp_path_factory, tmp_path, "latency = 0.8")
     assert code == 1 and kinds(report) == {("processing-time", "sale", "")}, out
     assert report["suggested_simulator_settings"]["latency"] == pytest.approx(0.8, abs=0.3)
 
 
 @pytest.mark.slow
-def test_differences_a_team_knows_are_accepted_in_drift_toml(tmp_path: Path) -> None:
-    code, report, _ = run_against(tmp_path, 'omit_fields = ["descriptor"]')
+def test_differences_a_team_knows_are_accepted_in_drift_toml(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    code, report, _ = run_against(tmp_path_factory, tmp_path, 'omit_fields = ["descriptor"]')
     assert code == 1
     (tmp_path / "drift.toml").write_text(
         '[[accept]]\nkind = "field-extra"\nfield = "descriptor"\nreason = "the sandbox sends no descriptor"\n'
@@ -135,12 +163,11 @@ def test_differences_a_team_knows_are_accepted_in_drift_toml(tmp_path: Path) -> 
 
 
 @pytest.mark.slow
-def test_two_recordings_are_compared_without_a_replay(tmp_path: Path) -> None:
-    for name, settings in (("a", "answer_delay = 0.3"), ("b", "")):
+def test_two_recordings_are_compared_without_a_replay(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    for name, settings in (("a", "answer_delay = 0.3"), ("b", "")):  # (the recordings of two tests above)
         folder = tmp_path / name
         folder.mkdir()
-        for server in stand_in(folder, settings):
-            record(folder, server)
+        recorded(tmp_path_factory, folder, settings)
     command = [sys.executable, "-m", "toolkit.cli", "drift", "a/recording", "b/recording", "--out", "ab"]
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
     report = json.loads((tmp_path / "ab" / "drift.json").read_text())
