@@ -15,7 +15,6 @@ import pytest
 
 from tests.leaks import ROOT, har_errors, leaks
 from tests.once_per_run import once_per_run
-from tests.quick_suite import QUICK_PROFILE, quick_profile
 from toolkit import demo
 
 # one worker runs the suite once and every test of this file reads its results (no worker waits for another)
@@ -43,7 +42,7 @@ def run_suite(work: Path) -> dict[str, str]:
     """The suite's payer, 3-D Secure, payout, signing and callback flows, with Allure results and recordings."""
     results, recording = work / "allure-results", work / "recording"
     command = [sys.executable, "-m", "pytest", "steps", "-q", "-p", "no:cacheprovider", f"--alluredir={results}",
-               f"--gateway-record={recording}", *quick_profile(work),
+               f"--gateway-record={recording}",
                "-m", "threeds or hosted_forms or payouts or signing or tokenization or callbacks"]  # fmt: skip
     run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
@@ -134,7 +133,7 @@ def test_the_pages_the_real_browser_shows_are_screenshots(allure_results: Path):
 def test_every_recording_is_a_valid_har_1_2(recording: Path) -> None:
     archives = sorted(recording.glob("*.har"))
     index = json.loads((recording / "index.json").read_text())
-    assert len(archives) == len(index["scenarios"]) > 20 and index["gatekit"] and index["profile"] == QUICK_PROFILE
+    assert len(archives) == len(index["scenarios"]) > 20 and index["gatekit"] and index["profile"] == "simulator"
     for path in archives:
         errors = har_errors(path)
         assert errors == [], (path.name, errors[:5])

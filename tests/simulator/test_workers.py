@@ -28,7 +28,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.postgres import postgres  # noqa: F401  (the session's cluster)
-from tests.quick_suite import QUICK_LATENCY
 from tests.simulator.test_ledger import (
     CONCURRENT_STEPS,
     EXAMPLES,
@@ -233,7 +232,7 @@ def test_the_certification_suite_passes_against_two_workers(
 ) -> None:
     """``gatekit certify`` with a profile based on the simulator that points at the team's simulator: every
     scenario runs, the @simulator ones through its control API (the clock, faults, forced statuses)."""
-    running = start_workers(2, "--latency", str(QUICK_LATENCY), *database(request, store))
+    running = start_workers(2, "--latency", "0.1", *database(request, store))
     try:
         (tmp_path / "gatekit.toml").write_text(
             f'[profiles.team]\nbase = "simulator"\nbase_url = "{running.base_url}"\n'
