@@ -61,9 +61,8 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
 unit: $(STAMP) $(BROWSER_STAMP) $(POSTGRES_STAMP) $(NODE_STAMP)
+	@# (with a short pass of the gateway API with its state in PostgreSQL: tests/simulator/conftest.py, BOTH_STORES)
 	$(VENV)/bin/pytest -q -n 2 --dist loadgroup
-	@# a short pass of the gateway API with its state in PostgreSQL (make test-postgres runs every simulator test)
-	GATEKIT_TEST_STORE=postgres $(VENV)/bin/pytest -q -n 2 tests/simulator/test_api_payments.py tests/simulator/test_api_followups.py
 
 # Every simulator test with the simulator's state in a throwaway PostgreSQL cluster (about 90 s on 2 cores).
 test-postgres: $(STAMP) $(POSTGRES_STAMP)

@@ -28,15 +28,24 @@ Post = Callable[..., requests.Response]
 
 # "postgres" or "sqlite" (a file in a temporary folder): where the module's simulator keeps its state
 STORE = os.environ.get("GATEKIT_TEST_STORE", "memory")
+# In a run on the in-memory store, the gateway API's modules also run on PostgreSQL (their tests' ids end in
+# [postgres]): ``make test``'s short pass of the API with its state in PostgreSQL (``make test-postgres``: all).
+BOTH_STORES = ("tests/simulator/test_api_payments.py", "tests/simulator/test_api_followups.py")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if STORE == "memory" and "server" in metafunc.fixturenames and metafunc.definition.nodeid.startswith(BOTH_STORES):
+        metafunc.parametrize("server", ["memory", "postgres"], indirect=True, scope="module")
 
 
 @pytest.fixture(scope="module")
 def server(request: pytest.FixtureRequest) -> Iterator[SimulatorServer]:
     """The simulator with the demo merchant and an in-memory store, shared by the tests of a module
     (``GATEKIT_TEST_STORE=postgres``: a database of a throwaway PostgreSQL cluster instead; ``sqlite``: a file)."""
-    if STORE == "postgres":
+    store = getattr(request, "param", STORE)
+    if store == "postgres":
         db = request.getfixturevalue("postgres").new_database()
-    elif STORE == "sqlite":
+    elif store == "sqlite":
         db = str(request.getfixturevalue("tmp_path_factory").mktemp("store") / "simulator.db")
     else:
         db = ":memory:"
