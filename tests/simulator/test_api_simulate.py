@@ -36,12 +36,13 @@ pytestmark = pytest.mark.slow  # each test starts a Python process
 class Simulate:
     """One ``gatekit simulate`` process; ``header`` holds its lines up to ``stop:``."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
         self.process = subprocess.Popen(
             [str(GATEKIT), "simulate", "--port", "0", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env=env,
         )
         self._lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -122,6 +123,22 @@ def test_simulate_serves_the_demo_merchant_until_stopped(simulate: list[Simulate
         logged = [LOGGED.fullmatch(line) for line in rest[:-1]]
         assert all(logged) and [m["op"] for m in logged if m][:2] == ["sale", "status"], rest
         assert {m["orderid"] for m in logged if m} == {sale.orderid}
+
+
+def test_what_start_up_made_is_set_aside_from_the_garbage_collector(simulate: list[Simulate], tmp_path: Path) -> None:
+    """Once it serves, ``gatekit simulate`` freezes what start-up made (``gc.freeze``): a full collection then walks
+    only what requests made.  The count is read as the process ends, by a ``sitecustomize`` put on its path."""
+    frozen = tmp_path / "frozen"
+    (tmp_path / "sitecustomize.py").write_text(
+        "import atexit, gc, os\n"
+        "atexit.register(lambda: open(os.environ['FROZEN'], 'w').write(str(gc.get_freeze_count())))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])),
+           "FROZEN": str(frozen)}  # fmt: skip
+    simulate.append(sim := Simulate("--quiet", env=env))
+    status, _, errors = sim.stop()
+    assert (status, errors) == (0, "")
+    assert int(frozen.read_text()) > 10_000  # (the modules, the app, the catalogue: 0 without the freeze)
 
 
 def test_configured_merchants_are_listed_without_their_keys(simulate: list[Simulate], tmp_path: Path) -> None:
