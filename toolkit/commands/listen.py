@@ -17,7 +17,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
-from toolkit.commands.common import Subparsers, stop_on_signals
+from toolkit.commands.common import Subparsers, stop_on_signals, wait_until_stopped
 from toolkit.envnames import ENV_VARS
 
 if TYPE_CHECKING:  # the receiver is imported when the command runs, not when the CLI starts
@@ -70,7 +70,7 @@ def listen(receiver: CallbackReceiver, stop: threading.Event, *, out: TextIO) ->
     base_url = receiver.base_url
     try:
         printer.line(_addresses(receiver))
-        stop.wait()
+        wait_until_stopped(stop)
     except KeyboardInterrupt:
         pass
     finally:

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolkit.commands.common import Subparsers, UsageError, stop_on_signals
+from toolkit.commands.common import Subparsers, UsageError, stop_on_signals, wait_until_stopped
 
 if TYPE_CHECKING:
     from toolkit.proxy import Keys
@@ -83,6 +83,6 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     with stop_on_signals(stop), proxy:
         print(started_line(proxy), flush=True)
-        stop.wait()
+        wait_until_stopped(stop)
     print(f"gatekit proxy: {proxy.summary()}", file=sys.stderr, flush=True)
     return 1 if proxy.with_problems else 0

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from toolkit.commands.common import Subparsers, stop_on_signals
+from toolkit.commands.common import Subparsers, stop_on_signals, wait_until_stopped
 
 if TYPE_CHECKING:  # the simulator (FastAPI, uvicorn) is imported when the command runs, not when the CLI starts
     from toolkit.simulator.server import SimulatorServer
@@ -183,7 +183,7 @@ def _serve(args: argparse.Namespace) -> int:
         else:
             describe(server, sys.stdout)
         _set_start_up_aside()
-        stop.wait()
+        wait_until_stopped(stop)
     if writer is not None:
         writer.close()
     if args.ready_fd is None:

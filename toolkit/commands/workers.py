@@ -187,7 +187,7 @@ def prepare_store(db: str) -> None:
 
 def supervise(args: argparse.Namespace, settings: SimulatorSettings) -> int:
     """Run ``args.workers`` worker processes until Ctrl-C or SIGTERM; the exit status."""
-    from toolkit.commands.common import stop_on_signals
+    from toolkit.commands.common import stop_on_signals, wait_until_stopped
     from toolkit.commands.simheader import describe_lines
     from toolkit.simulator.server import bind
 
@@ -228,7 +228,7 @@ def supervise(args: argparse.Namespace, settings: SimulatorSettings) -> int:
             lines.insert(1, f"workers: {args.workers} processes (pids {', '.join(map(str, workers.pids))}), one store")
             print("\n".join(lines), flush=True)
             threading.Thread(target=_stop_when, args=(workers.failed, stop), daemon=True).start()
-            stop.wait()
+            wait_until_stopped(stop)
             workers.stop()
         sock.close()
         print(f"stopped: {lines[0].removeprefix('simulator: ')}", flush=True)
