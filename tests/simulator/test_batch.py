@@ -167,7 +167,7 @@ def test_close_stops_the_watcher(store: Store, tmp_path: Path):
         return watcher
 
     watcher = asyncio.run(scenario())
-    assert not watcher._thread.is_alive()
+    assert not watcher.running
 
 
 @pytest.fixture

@@ -107,7 +107,7 @@ def test_a_checkpoint_ends_with_the_processes_write_lock_held(tmp_path: Path):
             checkpointer.committed()
         _wait_for(lambda: checkpointer.checkpoints == 1, "no checkpoint was run")
         assert checkpointer.locked == 0, "the second step did not wait for the processes' write lock"
-        assert checkpointer._thread.is_alive()
+        assert checkpointer.running
         fcntl.flock(lock, fcntl.LOCK_UN)
         _wait_for(lambda: checkpointer.locked == 1, "the second step never ran once the lock was free")
         checkpointer.close()
@@ -149,7 +149,7 @@ def test_the_log_starts_again_after_a_writer_that_began_before_the_checkpoint(tm
 
 def test_close_stops_the_thread(tmp_path: Path):
     store = Store(tmp_path / "sim.db")
-    thread = store._checkpointer._thread
-    assert thread.is_alive()
+    checkpointer = store._checkpointer
+    assert checkpointer is not None and checkpointer.running
     store.close()
-    assert not thread.is_alive()
+    assert not checkpointer.running

@@ -12,7 +12,7 @@ from toolkit.simulator.signalled import Signalled
 
 class Counting(Signalled[list[str]]):
     def __init__(self, last_after: int = 0) -> None:
-        super().__init__("test-signalled")
+        super().__init__("test-signalled", close_timeout=10)
         self.events: list[str] = []
         self.ran = threading.Semaphore(0)
         self.release = threading.Event()
@@ -42,8 +42,7 @@ def test_asks_during_a_run_make_one_more_run_and_close_ends_the_thread():
     thread.release.set()
     assert thread.ran.acquire(timeout=10)  # one more run for the five asks
     assert not thread.ran.acquire(timeout=0.2)  # (and no third: nothing asked since)
-    thread.close(10)
-    assert not thread._thread.is_alive()
+    assert thread.close() and not thread.running
     assert thread.events == ["opened", "run", "run", "closed"]
 
 
@@ -51,6 +50,5 @@ def test_a_run_that_finishes_ends_the_thread_and_lets_go_of_what_it_held():
     thread = Counting(last_after=1)
     thread.release.set()
     thread.signal()
-    thread._thread.join(10)
-    assert not thread._thread.is_alive() and thread.closed
+    assert thread.ended(10) and thread.closed
     assert thread.events == ["opened", "run", "closed"]

@@ -163,7 +163,8 @@ class _LockWatcher(Signalled[int]):
     (the kernel wakes it the moment the lock is let go)."""
 
     def __init__(self, store: Store, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__("gatekit-lock-watcher")
+        # (close waits 5 s at most: a watch that waits for another process's long write ends with it)
+        super().__init__("gatekit-lock-watcher", close_timeout=5)
         self._store, self._loop = store, loop
         self._then: Callable[[], None] | None = None
         self.start()
@@ -172,9 +173,6 @@ class _LockWatcher(Signalled[int]):
         """``then()`` on the loop once the lock is free (one watch at a time: the latest ``then`` is called)."""
         self._then = then
         self.signal()
-
-    def close(self, timeout: float = 5) -> None:
-        super().close(timeout)  # (a watch that waits for another process's long write ends with it)
 
     @contextmanager
     def opened(self) -> Iterator[int]:

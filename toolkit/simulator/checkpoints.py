@@ -63,7 +63,7 @@ class Checkpointer(Signalled[tuple[sqlite3.Connection, int]]):
     def __init__(self, store: WritersLock, page_size: int, *, limit_pages: int = LIMIT_PAGES) -> None:
         """``store``: of a file (its log is ``<path>-wal``); the checkpointer holds the processes' write lock through
         it (``Store.holding_writers``)."""
-        super().__init__("gatekit-checkpoint")
+        super().__init__("gatekit-checkpoint", close_timeout=10)
         self.path = store.path
         self._store = store
         self.limit_bytes = limit_pages * page_size
@@ -77,9 +77,6 @@ class Checkpointer(Signalled[tuple[sqlite3.Connection, int]]):
         self._commits += 1
         if self._commits % CHECK_EVERY == 0:
             self.signal()
-
-    def close(self, timeout: float = 10) -> None:
-        super().close(timeout)
 
     @contextmanager
     def opened(self) -> Iterator[tuple[sqlite3.Connection, int]]:

@@ -17,9 +17,11 @@ Held = TypeVar("Held")
 
 
 class Signalled(Generic[Held]):
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, close_timeout: float) -> None:
+        """``close_timeout``: how long ``close()`` waits for a run under way."""
         self._asked = threading.Event()
         self._closed = False
+        self._close_timeout = close_timeout
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def start(self) -> None:
@@ -30,11 +32,21 @@ class Signalled(Generic[Held]):
         """Ask for a run of ``work``."""
         self._asked.set()
 
-    def close(self, timeout: float) -> None:
-        """No more runs: the thread ends after the run under way (waited for ``timeout`` seconds at most)."""
+    def close(self, timeout: float | None = None) -> bool:
+        """No more runs: the thread ends after the run under way, waited for ``timeout`` seconds at most (the
+        ``close_timeout`` by default).  Whether it ended."""
         self._closed = True
         self._asked.set()
+        return self.ended(self._close_timeout if timeout is None else timeout)
+
+    def ended(self, timeout: float) -> bool:
+        """Whether the thread has ended, waiting ``timeout`` seconds at most."""
         self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
 
     def finish(self) -> None:
         """From ``work``: this run is the last (the thread then ends)."""
