@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.slow
 def test_the_simulate_cpu_benchmark_runs_and_judges_every_goal():
-    command = [sys.executable, "benchmarks/bench_simulate_cpu.py", "--pairs", "60", "--repeat", "2", "--chunk", "20"]
+    command = [sys.executable, "benchmarks/bench_simulate_cpu.py", "--pairs", "60", "--repeat", "2", "--chunk", "20",
+               "--warm-pairs", "20"]  # fmt: skip
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     server = r"(bare uvicorn|gatekit simulate(?: --quiet)?|in-process SimulatorServer)"
