@@ -68,9 +68,14 @@ unit: $(STAMP) $(BROWSER_STAMP) $(POSTGRES_STAMP) $(NODE_STAMP)
 test-postgres: $(STAMP) $(POSTGRES_STAMP)
 	GATEKIT_TEST_STORE=postgres $(VENV)/bin/pytest -q -n 2 tests/simulator
 
-# Lint first; then the types are checked while the tests run (mypy takes one core for about 8 s; the tests leave
-# about a third of the two cores idle, waiting for outcomes), its output printed after theirs; either fails the run.
-test: lint
+# Lint first (Allure's npm packages install meanwhile: npm waits on the network and the disk while pip installs
+# the venv on one core); then the types are checked while the tests run (mypy takes one core for about 8 s; the
+# tests leave about a third of the two cores idle, waiting for outcomes), its output printed after theirs; any
+# of them failing fails the run.
+test:
+	@log=$$(mktemp); $(MAKE) --no-print-directory $(NODE_STAMP) > $$log 2>&1 & installing=$$!; \
+	$(MAKE) --no-print-directory lint; linted=$$?; wait $$installing; installed=$$?; cat $$log; rm -f $$log; \
+	test $$linted = 0 && test $$installed = 0
 	@log=$$(mktemp); $(MAKE) --no-print-directory typecheck > $$log 2>&1 & checking=$$!; \
 	$(MAKE) --no-print-directory unit; tests=$$?; \
 	wait $$checking; types=$$?; cat $$log; rm -f $$log; \
