@@ -68,18 +68,19 @@ unit: $(STAMP) $(BROWSER_STAMP) $(POSTGRES_STAMP) $(NODE_STAMP)
 test-postgres: $(STAMP) $(POSTGRES_STAMP)
 	GATEKIT_TEST_STORE=postgres $(VENV)/bin/pytest -q -n 2 tests/simulator
 
-# Lint first (Allure's npm packages install meanwhile: npm waits on the network and the disk while pip installs
-# the venv on one core); then the types are checked while the tests run (mypy takes one core for about 8 s; the
-# tests leave about a third of the two cores idle, waiting for outcomes), its output printed after theirs; any
-# of them failing fails the run.
+# $(1) in the background while $(2) runs (its output printed after theirs); either failing fails the recipe.
+define beside
+@log=$$(mktemp); $(MAKE) --no-print-directory $(1) > $$log 2>&1 & other=$$!; \
+$(MAKE) --no-print-directory $(2); mine=$$?; wait $$other; theirs=$$?; cat $$log; rm -f $$log; \
+test $$mine = 0 && test $$theirs = 0
+endef
+
+# Lint while Allure's npm packages install (npm waits on the network and the disk; pip installs the venv on one
+# core); then the tests while the types are checked (mypy takes one core for about 8 s; the tests leave about a
+# third of the two cores idle, waiting for outcomes).
 test:
-	@log=$$(mktemp); $(MAKE) --no-print-directory $(NODE_STAMP) > $$log 2>&1 & installing=$$!; \
-	$(MAKE) --no-print-directory lint; linted=$$?; wait $$installing; installed=$$?; cat $$log; rm -f $$log; \
-	test $$linted = 0 && test $$installed = 0
-	@log=$$(mktemp); $(MAKE) --no-print-directory typecheck > $$log 2>&1 & checking=$$!; \
-	$(MAKE) --no-print-directory unit; tests=$$?; \
-	wait $$checking; types=$$?; cat $$log; rm -f $$log; \
-	test $$tests = 0 && test $$types = 0
+	$(call beside,$(NODE_STAMP),lint)
+	$(call beside,typecheck,unit)
 
 # The main job: the certification suite against the embedded simulator, Allure + JUnit reports.
 certify: $(STAMP) $(NODE_STAMP)

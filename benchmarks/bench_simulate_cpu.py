@@ -6,10 +6,11 @@ Four servers, each pinned to one core, the client (one keep-alive connection per
 bodies signed beforehand) to the other, as ``bench_server_cpu.py`` does: the bare app (on uvicorn with h11, the
 HTTP/1.1 implementation the simulator serves with), ``gatekit simulate`` with its
 line per request (stdout to a file: not a terminal, so its lines are written in batches), ``gatekit simulate
---quiet``, and the in-process ``SimulatorServer`` (``bench_server_cpu.py``'s figure).  Each repetition sends every
-server sale + status pairs, then sales alone and statuses alone.  The servers take turns every ``--chunk``
-requests (interleaved finely: a slow second of this VM, its neighbours' load or a frequency change, falls on
-every server alike instead of on one server's whole run), ``--repeat`` times.  The judged figure is server CPU
+--quiet``, and the in-process ``SimulatorServer`` (``bench_server_cpu.py``'s figure).  After a first interleaved
+round of ``--warm-pairs`` pairs, not counted, each repetition sends every server sale + status pairs, then sales
+alone and statuses alone.  The servers take turns every ``--chunk`` requests (interleaved finely: a slow second
+of this VM, its neighbours' load or a frequency change, falls on every server alike instead of on one server's
+whole run), ``--repeat`` times.  The judged figure is server CPU
 time per request, as a ratio to the bare app's: the run time of every thread of the server process, from
 ``/proc/PID/task/*/sched`` (``se.sum_exec_runtime``, in nanoseconds; utime + stime from ``/proc/PID/stat``,
 in 10 ms ticks, where that is missing).  Every repetition is printed with the median.
@@ -84,9 +85,9 @@ def main() -> None:
     }
     rows: dict[str, dict[str, list[float]]] = {name: {"pair": [], "sale": [], "status": []} for name in servers}
     try:
-        # A first interleaved round, not counted: the first counted round used to find every server (the bare app
-        # most) slower than the later ones (pair: 0.245-0.303 ms against 0.205-0.227 for bare uvicorn, its ratio
-        # 1.77-1.84x against 2.10-2.23x), 100 requests of warm-up each being too few for a steady state.
+        # A first interleaved round, not counted: without it the first counted round found every server (the bare
+        # app most) slower than the later ones (bare uvicorn's pairs 0.245-0.303 ms against 0.205-0.248, the
+        # simulators' ratios 1.77-1.86x against 2.10-2.23x): 100 requests of warm-up each are too few.
         if args.warm_pairs:
             warm = {name: _bodies("pair", f"warm-{os.getpid()}-{index}", WARM_UP + args.warm_pairs)
                     for index, name in enumerate(servers)}  # fmt: skip

@@ -19,6 +19,7 @@ def test_the_simulate_cpu_benchmark_runs_and_judges_every_goal():
                "--warm-pairs", "20"]  # fmt: skip
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "(after a first round of 20 pairs, not counted)" in done.stdout.splitlines()[0], done.stdout[:300]
     server = r"(bare uvicorn|gatekit simulate(?: --quiet)?|in-process SimulatorServer)"
     rows = re.findall(rf"^{server}\s+(pair|sale|status)\s+(\d+\.\d+) \(\d+\.\d+x\), (\d+\.\d+) \(\d+\.\d+x\)",
                       done.stdout, re.MULTILINE)  # fmt: skip
