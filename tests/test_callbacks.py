@@ -22,6 +22,7 @@ import requests
 from toolkit.callbacks import CallbackReceiver, CallbackTimeout, Received, forwarded_callback_url
 from toolkit.client import GatewayClient
 from toolkit.commands import listen as listen_command
+from toolkit.commands.stopping import Stop
 from toolkit.config import PollSchedule, simulator_config
 from toolkit.masking import Secret
 from toolkit.signing import callback_control
@@ -437,7 +438,7 @@ class Lines:
 
 
 def test_listen_prints_addresses_then_one_masked_json_line_per_arrival():
-    out, stop = Lines(), threading.Event()
+    out, stop = Lines(), Stop()
     results: list[int] = []
 
     def listen() -> None:
@@ -464,7 +465,7 @@ def test_listen_says_so_when_the_port_is_taken(capsys):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         receiver = CallbackReceiver(port=taken.getsockname()[1])
-        assert listen_command.listen(receiver, threading.Event(), out=Lines()) == 2  # type: ignore[arg-type]
+        assert listen_command.listen(receiver, Stop(), out=Lines()) == 2  # type: ignore[arg-type]
     assert "cannot listen on 127.0.0.1:" in capsys.readouterr().err
 
 

@@ -28,8 +28,8 @@ from tests.vector_files import VECTORS, load_vectors
 from toolkit import cli, demo
 from toolkit.client import GatewayClient
 from toolkit.commands import call as call_command
-from toolkit.commands.common import stop_on_signals
 from toolkit.commands.request_log import LineWriter, RequestLog
+from toolkit.commands.stopping import Stop, stop_on_signals
 from toolkit.config import simulator_config
 from toolkit.keys import load_public_key
 from toolkit.masking import mask_base_string
@@ -408,10 +408,10 @@ def test_stop_on_signals_sets_the_event_and_puts_the_handlers_back(signum):
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signal handlers can only be installed from the main thread")
     before = [signal.getsignal(s) for s in STOP_SIGNALS]
-    stop = threading.Event()
-    with stop_on_signals(stop):
+    with Stop() as stop, stop_on_signals(stop):
         signal.raise_signal(signum)
         assert stop.is_set()
+        assert stop.wait(0)
     assert [signal.getsignal(s) for s in STOP_SIGNALS] == before
 
 
@@ -420,7 +420,7 @@ def test_stop_on_signals_off_the_main_thread_installs_nothing():
     seen: list[object] = []
 
     def body() -> None:
-        with stop_on_signals(threading.Event()):
+        with Stop() as stop, stop_on_signals(stop):
             seen.append([signal.getsignal(s) for s in STOP_SIGNALS])
 
     thread = threading.Thread(target=body)

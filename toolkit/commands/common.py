@@ -1,4 +1,5 @@
-"""What the subcommands share: gateway options, ``field=value`` arguments, masked JSON output, stopping on signals.
+"""What the subcommands share: gateway options, ``field=value`` arguments, masked JSON output (stopping on
+signals: ``stopping``).
 
 The options mirror the environment variables of ``toolkit.config`` (a flag wins over the
 variable, the variable over the profile).  Nothing printed here carries a secret or card data.
@@ -8,12 +9,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from types import FrameType
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
 
 from toolkit.envnames import ENV_VARS
@@ -114,42 +111,3 @@ def masked(mapping: Mapping[str, str]) -> dict[str, str]:
 def print_json(data: Any, stream: TextIO | None = None) -> None:
     json.dump(data, stream or sys.stdout, indent=2, ensure_ascii=False)
     (stream or sys.stdout).write("\n")
-
-
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-# How often a waiting main thread comes back to Python, to run the handler of a signal another thread took.
-SIGNAL_CHECK = 0.2
-
-
-def wait_until_stopped(stop: threading.Event) -> None:
-    """Wait until ``stop`` is set: by ``stop_on_signals``' handler, or by another thread.
-
-    The kernel hands a process's SIGTERM to any of its threads, and Python runs the handler in the main thread
-    only, between two bytecodes.  When a server's thread takes the signal, a main thread blocked in an untimed
-    ``stop.wait()`` is never woken and never runs it: ``gatekit simulate`` sent SIGTERM just after its header
-    kept serving, once in 22 to 55 tries.  A timed wait comes back every ``SIGNAL_CHECK`` seconds, and the
-    handler runs then (``stop`` set by a thread or by a signal this thread took still ends the wait at once).
-    """
-    while not stop.wait(SIGNAL_CHECK):
-        pass
-
-
-@contextmanager
-def stop_on_signals(stop: threading.Event) -> Iterator[None]:
-    """Ctrl-C and SIGTERM set ``stop`` (even where SIGINT was ignored), the previous handlers come back after.
-
-    Only the main thread can install handlers: elsewhere this does nothing.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {signum: signal.signal(signum, handler) for signum in _STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for signum, before in previous.items():
-            signal.signal(signum, before)

@@ -17,7 +17,8 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
-from toolkit.commands.common import Subparsers, stop_on_signals, wait_until_stopped
+from toolkit.commands.common import Subparsers
+from toolkit.commands.stopping import Stop, stop_on_signals, wait_until_stopped
 from toolkit.envnames import ENV_VARS
 
 if TYPE_CHECKING:  # the receiver is imported when the command runs, not when the CLI starts
@@ -53,12 +54,11 @@ def run(args: argparse.Namespace) -> int:
     found = args.control_key or os.environ.get(ENV_VARS["control_key"])
     control_key = Secret(found) if found else None  # (a Secret from here on: never in a repr or a traceback)
     receiver = CallbackReceiver(control_key, host=args.host, port=args.port)
-    stop = threading.Event()
-    with stop_on_signals(stop):
+    with Stop() as stop, stop_on_signals(stop):
         return listen(receiver, stop, out=sys.stdout)
 
 
-def listen(receiver: CallbackReceiver, stop: threading.Event, *, out: TextIO) -> int:
+def listen(receiver: CallbackReceiver, stop: Stop, *, out: TextIO) -> int:
     """Start ``receiver`` (not yet started), print its addresses, then one line per arrival until ``stop``."""
     printer = JsonLines(out)
     receiver.observers.append(printer.arrival)

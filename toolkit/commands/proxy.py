@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolkit.commands.common import Subparsers, UsageError, stop_on_signals, wait_until_stopped
+from toolkit.commands.common import Subparsers, UsageError
+from toolkit.commands.stopping import Stop, stop_on_signals, wait_until_stopped
 
 if TYPE_CHECKING:
     from toolkit.proxy import Keys
@@ -80,8 +80,7 @@ def run(args: argparse.Namespace) -> int:
                             profile=f"proxy ({args.profile})" if args.profile else "proxy")  # fmt: skip
     except OSError as exc:
         raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") from None
-    stop = threading.Event()
-    with stop_on_signals(stop), proxy:
+    with Stop() as stop, stop_on_signals(stop), proxy:
         print(started_line(proxy), flush=True)
         wait_until_stopped(stop)
     print(f"gatekit proxy: {proxy.summary()}", file=sys.stderr, flush=True)

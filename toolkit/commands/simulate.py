@@ -23,12 +23,12 @@ import dataclasses
 import logging
 import os
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from toolkit.commands.common import Subparsers, stop_on_signals, wait_until_stopped
+from toolkit.commands.common import Subparsers
+from toolkit.commands.stopping import Stop, stop_on_signals, wait_until_stopped
 
 if TYPE_CHECKING:  # the simulator (FastAPI, uvicorn) is imported when the command runs, not when the CLI starts
     from toolkit.simulator.server import SimulatorServer
@@ -175,8 +175,7 @@ def _serve(args: argparse.Namespace) -> int:
 
         writer = LineWriter(sys.stdout)
         server.add_middleware(RequestLog, writer=writer)
-    stop = threading.Event()
-    with stop_on_signals(stop), server:
+    with Stop() as stop, stop_on_signals(stop), server:
         if args.ready_fd is not None:  # a worker: the supervisor prints the header once all of them listen
             os.write(args.ready_fd, b"1")
             os.close(args.ready_fd)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     import socket
 
+    from toolkit.commands.stopping import Stop
     from toolkit.simulator.settings import SimulatorSettings
 
 READY_TIMEOUT = 60.0  # seconds every worker has to listen
@@ -167,7 +168,7 @@ def _answers(host: str, port: int) -> bool:
         return False
 
 
-def _stop_when(failed: threading.Event, stop: threading.Event) -> None:
+def _stop_when(failed: threading.Event, stop: Stop) -> None:
     failed.wait()
     stop.set()
 
@@ -187,8 +188,8 @@ def prepare_store(db: str) -> None:
 
 def supervise(args: argparse.Namespace, settings: SimulatorSettings) -> int:
     """Run ``args.workers`` worker processes until Ctrl-C or SIGTERM; the exit status."""
-    from toolkit.commands.common import stop_on_signals, wait_until_stopped
     from toolkit.commands.simheader import describe_lines
+    from toolkit.commands.stopping import Stop, stop_on_signals, wait_until_stopped
     from toolkit.simulator.server import bind
 
     folder = None
@@ -212,8 +213,7 @@ def supervise(args: argparse.Namespace, settings: SimulatorSettings) -> int:
             print(f"gatekit simulate: database {without_password(db)}: {exc}", file=sys.stderr)
             return EXIT_UNUSABLE
         workers = Workers(args, sock, db)
-        stop = threading.Event()
-        with stop_on_signals(stop):
+        with Stop() as stop, stop_on_signals(stop):
             try:
                 workers.start()
             except RuntimeError as exc:
