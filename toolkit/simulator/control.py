@@ -5,7 +5,8 @@ POST   /_sim/reset                       forget everything; balances as configur
 GET    /_sim/journal?login=&limit=       masked requests with their conformance warnings
 GET    /_sim/transactions/{orderid}      the order's latest transaction (the store keeps no PAN)
 POST   /_sim/transactions/{orderid}/status  {"status", "error_code", "error_message"}: force the status
-                                         of the order's latest transaction
+                                         of the order's latest transaction; 409 when the order's money
+                                         or what followed refuses it (``Engine.force_status``)
 GET    /_sim/orders/{orderid}            the order and every transaction of it, oldest first
 POST   /_sim/orders/{orderid}/chargeback {"amount": optional}: the issuer takes back (part of) the
                                          charge; approved at once, called back as type=chargeback
@@ -20,7 +21,8 @@ GET    /_sim/merchants                   logins, endpoints, payout balances (nev
 GET    /_sim/health                      liveness and counts
 =======================================  ==========================================================
 
-Bad input answers 400 ``{"error": "<field>: <why>", "field": "<field>"}``; an unknown orderid 404.
+Bad input answers 400 ``{"error": "<field>: <why>", "field": "<field>"}``; an unknown orderid 404; a change the
+order's state refuses 409.
 """
 
 from __future__ import annotations
@@ -139,11 +141,12 @@ def reset(app: FastAPI, engine: Engine) -> None:
     engine.clock.reset()
 
 
-def force_status(engine: Engine, orderid_: int, data: dict[str, Any]) -> Row:
+def force_status(engine: Engine, order: Row, data: dict[str, Any]) -> Row:
+    """The order's latest transaction forced (found under the store's write lock: ``Engine.force_latest``)."""
     status = text(data, "status", choices=FORCEABLE)
     code = text(data, "error_code", default="")
     message = text(data, "error_message", default="")
-    return engine.force_status(orderid_, status, code, message)
+    return engine.force_latest(order["id"], status, code, message)
 
 
 def settle(engine: Engine, data: dict[str, Any]) -> int:
@@ -254,11 +257,11 @@ def install(app: FastAPI, engine: Engine) -> None:
         data = await json_body(request)
 
         def forced() -> dict[str, Any]:
-            tx = find_tx(engine, key)
+            order = find_order(engine, key)
             try:
-                return transaction_view(engine, force_status(engine, tx["id"], data))
-            except SimError as exc:
-                raise ControlError("status", exc.message) from None
+                return transaction_view(engine, force_status(engine, order, data))
+            except SimError as exc:  # the order's state refuses it (its money, or what followed)
+                raise ControlError("status", exc.message, http_status=409) from None
 
         return await quick(request, forced)
 

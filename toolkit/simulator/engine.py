@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -168,6 +168,8 @@ class Engine:
         self.process = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self.scheduling: Callable[[], bool] = lambda: True
         self.final_hooks: list[FinalHook] = []
+        # checks of a forced status change, in its DB transaction: each raises a SimError to refuse it
+        self.money_checks: list[FinalHook] = []
         # the loop's group commit on a SQLite file (``toolkit.simulator.batch``, from core.build_state): else None
         self.batcher: Batcher | None = None
         self.tick_hooks: list[Callable[[float], None]] = []
@@ -472,11 +474,16 @@ class Engine:
         """Carry out the planned outcome of a transaction whose payer steps are done."""
         return self.finalize(tx, tx["plan_status"], tx["plan_code"], tx["plan_message"])
 
-    def finalize(self, tx: Row, status: str, code: str = "", message: str = "") -> Row:
-        """Set the status (final, or ``unknown``); run the final hooks (callbacks) in the same DB transaction."""
+    def finalize(
+        self, tx: Row, status: str, code: str = "", message: str = "", *, checks: Sequence[FinalHook] = ()
+    ) -> Row:
+        """Set the status (final, or ``unknown``); ``checks`` may refuse the change (a ``SimError``: the caller's
+        DB transaction rolls back), then the final hooks (callbacks) run in the same DB transaction."""
         if tx["status"] not in (Status.PROCESSING.value, Status.UNKNOWN.value) and status == tx["status"]:
             return tx
         tx = self.update(tx, **self._final_values(tx, status, code, message))
+        for check in checks:
+            check(tx)
         for hook in self.final_hooks:
             hook(tx)
         return tx
@@ -499,17 +506,26 @@ class Engine:
             "updated_at": now,
         }
 
+    def force_latest(self, orderid: int, status: str, code: str = "", message: str = "") -> Row:
+        """``force_status`` of the order's latest transaction, found under the store's write lock (a transaction
+        another request adds meanwhile is the one forced, or the force is refused: never the one before it)."""
+        with self.store.transaction():
+            return self.force_status(self.latest(self.tx(orderid))["id"], status, code, message)
+
     def force_status(self, tx_id: int, status: str, code: str = "", message: str = "") -> Row:
         """Decide a transaction now (the control API's force): one ``processing`` or ``unknown``, or change the
-        final status of the order's latest transaction (a test's "that void did not go through").  A final
-        transaction that the order went on from (a later capture, return, void or chargeback) keeps its status:
-        the money of what followed was counted on it."""
+        final status of the order's latest transaction (a test's "that void did not go through").
+
+        A final transaction that the order went on from (any later capture, return, void or chargeback, whatever
+        its status: a declined one may be forced approved later) keeps its status: the money of what followed
+        was counted on it.  Every change is checked against the order's money (``money_checks``, in the same DB
+        transaction): a change that would take back more than was charged, or capture more than was authorized,
+        is refused and nothing changes (issue 34, #1)."""
         with self.store.transaction():
             tx = self.tx(tx_id)
             if tx["status"] in FINAL_STATUSES and status != tx["status"]:
                 later = self.store.one(
-                    f"SELECT kind, status FROM transactions WHERE orderid=? AND id>? AND status NOT IN {FAILED_SQL} "
-                    "ORDER BY id LIMIT 1",
+                    "SELECT kind, status FROM transactions WHERE orderid=? AND id>? ORDER BY id LIMIT 1",
                     (tx["orderid"], tx["id"]),
                 )
                 if later is not None:
@@ -517,7 +533,7 @@ class Engine:
                         f"the {tx['kind']} of orderid {tx['orderid']} is {tx['status']} and the order went on from "
                         f"it (a {later['kind']}, {later['status']}): its status cannot become {status} now"
                     )
-            return self.finalize(tx, status, code, message)
+            return self.finalize(tx, status, code, message, checks=self.money_checks)
 
     # --- the clock ---------------------------------------------------------------------------------
 

@@ -248,6 +248,35 @@ def chargeback(engine: Engine, orderid: int, amount: str | None) -> Row:
         return engine.finalize(child, "approved")
 
 
+def money_problem(engine: Engine, order: Row) -> str | None:
+    """What breaks the order's money rules as its rows stand, counted the cautious way, or None: a preauth's
+    captures within what it still authorizes (nothing once it is declined, voided or cancelled), and what was
+    charged for sure covering what was returned and charged back."""
+    if order["kind"] not in CHARGEABLE:
+        return None
+    standing = order["status"] == "approved" and not voided(engine, order)
+    back = taken_back(engine, order)
+    if order["kind"] == "preauth":
+        authorized = order["amount_minor"] if standing and not _exists(engine, order, "t.kind='cancel'") else 0
+        if (held_ := held(engine, order)) > authorized:
+            return f"{_money(order, held_)} captured on {_money(order, authorized)} authorized"
+        charged_ = captured(engine, order)
+    else:
+        charged_ = order["amount_minor"] if standing else 0
+    if back > charged_:
+        return f"{_money(order, back)} returned or charged back on {_money(order, charged_)} charged"
+    return None
+
+
+def _money_holds(engine: Engine, tx: Row) -> None:
+    """A forced status change (``Engine.force_status``) that breaks the order's money is refused."""
+    order = engine.tx(tx["orderid"])
+    if problem := money_problem(engine, order):
+        raise state_error(
+            f"the {tx['kind']} of orderid {tx['orderid']} cannot become {tx['status']}: the order would have {problem}"
+        )
+
+
 def _void_done(engine: Engine, tx: Row) -> None:
     """Final hook: an approved void stops its target from settling."""
     if tx["kind"] == "void" and tx["status"] == "approved" and tx["parent"]:
@@ -259,3 +288,4 @@ def install(engine: Engine) -> None:
     engine.register("void", void)
     engine.register("return", return_)
     engine.final_hooks.insert(0, lambda tx: _void_done(engine, tx))
+    engine.money_checks.append(lambda tx: _money_holds(engine, tx))
