@@ -78,6 +78,13 @@ def clock_view(engine: Engine) -> dict[str, Any]:
     }
 
 
+def path_key(request: Request) -> str:
+    """The ``{key}`` of a route's path (an orderid or a client_orderid), read here: a typed parameter would have
+    FastAPI build a pydantic field for it, under ``warnings.catch_warnings()``, which changes the whole process's
+    warning filters and is not thread-safe (issue 34, #2)."""
+    return str(request.path_params["key"])
+
+
 def find_order(engine: Engine, raw: Any) -> Row:
     """The initial transaction of order ``raw`` (404 when there is none)."""
     key = orderid(raw)
@@ -236,25 +243,26 @@ def install(app: FastAPI, engine: Engine) -> None:
         """A control call in the control API's own threads (never the event loop, never the gateway's)."""
         return await pools.run(pools.of(request).control, function, *args)
 
-    @app.post(PREFIX + "/reset", include_in_schema=False)
+    @app.post(PREFIX + "/reset", include_in_schema=False, response_model=None)
     async def post_reset(request: Request) -> dict[str, Any]:
         await quick(request, reset, app, engine)
         return {"reset": True, "clock": clock_view(engine)}
 
-    @app.get(PREFIX + "/journal", include_in_schema=False)
+    @app.get(PREFIX + "/journal", include_in_schema=False, response_model=None)
     async def get_journal(request: Request) -> dict[str, Any]:
         query = dict(request.query_params)
         limit = integer(query, "limit", default=500, minimum=1, maximum=100_000)
         lines = await quick(request, lambda: app.state.journal.entries(login=query.get("login") or None, limit=limit))
         return {"entries": lines}
 
-    @app.get(PREFIX + "/transactions/{key}", include_in_schema=False)
-    async def get_transaction(request: Request, key: str) -> dict[str, Any]:
+    @app.get(PREFIX + "/transactions/{key}", include_in_schema=False, response_model=None)
+    async def get_transaction(request: Request) -> dict[str, Any]:
+        key = path_key(request)
         return await quick(request, lambda: transaction_view(engine, find_tx(engine, key)))
 
-    @app.post(PREFIX + "/transactions/{key}/status", include_in_schema=False)
-    async def post_status(key: str, request: Request) -> dict[str, Any]:
-        data = await json_body(request)
+    @app.post(PREFIX + "/transactions/{key}/status", include_in_schema=False, response_model=None)
+    async def post_status(request: Request) -> dict[str, Any]:
+        key, data = path_key(request), await json_body(request)
 
         def forced() -> dict[str, Any]:
             order = find_order(engine, key)
@@ -265,16 +273,17 @@ def install(app: FastAPI, engine: Engine) -> None:
 
         return await quick(request, forced)
 
-    @app.get(PREFIX + "/orders/{key}", include_in_schema=False)
-    async def get_order(request: Request, key: str) -> dict[str, Any]:
+    @app.get(PREFIX + "/orders/{key}", include_in_schema=False, response_model=None)
+    async def get_order(request: Request) -> dict[str, Any]:
+        key = path_key(request)
         return await quick(request, lambda: order_view(engine, find_order(engine, key)))
 
-    @app.post(PREFIX + "/orders/{key}/chargeback", include_in_schema=False)
-    async def post_chargeback(key: str, request: Request) -> dict[str, Any]:
-        data = await json_body(request)
+    @app.post(PREFIX + "/orders/{key}/chargeback", include_in_schema=False, response_model=None)
+    async def post_chargeback(request: Request) -> dict[str, Any]:
+        key, data = path_key(request), await json_body(request)
         return await quick(request, lambda: transaction_view(engine, chargeback(engine, find_order(engine, key), data)))
 
-    @app.get(PREFIX + "/callbacks", include_in_schema=False)
+    @app.get(PREFIX + "/callbacks", include_in_schema=False, response_model=None)
     async def get_callbacks(request: Request) -> dict[str, Any]:
         query = dict(request.query_params)
         if "attempts" not in query:
@@ -284,38 +293,38 @@ def install(app: FastAPI, engine: Engine) -> None:
             raise ControlError("attempts", f"{waits.total_tokens:g} requests wait already; try again", http_status=503)
         return await pools.run(waits, callbacks, app, query)
 
-    @app.get(PREFIX + "/clock", include_in_schema=False)
-    async def get_clock() -> dict[str, Any]:
+    @app.get(PREFIX + "/clock", include_in_schema=False, response_model=None)
+    async def get_clock(request: Request) -> dict[str, Any]:
         return clock_view(engine)
 
-    @app.post(PREFIX + "/clock/advance", include_in_schema=False)
+    @app.post(PREFIX + "/clock/advance", include_in_schema=False, response_model=None)
     async def post_advance(request: Request) -> dict[str, Any]:
         seconds = number(await json_body(request), "seconds", maximum=MAX_ADVANCE)
         await quick(request, advance, engine, seconds)
         return {**clock_view(engine), "advanced": seconds}
 
-    @app.post(PREFIX + "/settle", include_in_schema=False)
+    @app.post(PREFIX + "/settle", include_in_schema=False, response_model=None)
     async def post_settle(request: Request) -> dict[str, Any]:
         data = await json_body(request)
         return {"settled": await quick(request, settle, engine, data)}
 
-    @app.post(PREFIX + "/faults", include_in_schema=False, status_code=201)
+    @app.post(PREFIX + "/faults", include_in_schema=False, response_model=None, status_code=201)
     async def post_fault(request: Request) -> dict[str, Any]:
         data = await json_body(request)
         return await quick(request, add_fault, engine, data)
 
-    @app.get(PREFIX + "/faults", include_in_schema=False)
+    @app.get(PREFIX + "/faults", include_in_schema=False, response_model=None)
     async def get_faults(request: Request) -> dict[str, Any]:
         return {"faults": await quick(request, faults.active, engine.store)}
 
-    @app.delete(PREFIX + "/faults", include_in_schema=False)
+    @app.delete(PREFIX + "/faults", include_in_schema=False, response_model=None)
     async def delete_faults(request: Request) -> dict[str, Any]:
         return {"cleared": await quick(request, faults.clear, engine.store)}
 
-    @app.get(PREFIX + "/merchants", include_in_schema=False)
+    @app.get(PREFIX + "/merchants", include_in_schema=False, response_model=None)
     async def get_merchants(request: Request) -> dict[str, Any]:
         return {"merchants": await quick(request, merchants_view, engine)}
 
-    @app.get(PREFIX + "/health", include_in_schema=False)
+    @app.get(PREFIX + "/health", include_in_schema=False, response_model=None)
     async def get_health(request: Request) -> dict[str, Any]:
         return await quick(request, health, engine)

@@ -22,6 +22,7 @@ the ACS entered by a self-submitting post: pages the payer has no ids for.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -34,19 +35,35 @@ from starlette.responses import Response
 from toolkit.simulator import pages_forms, pages_threeds, pools
 from toolkit.simulator.engine import Engine
 from toolkit.simulator.errors import SimError
-from toolkit.simulator.pages_common import PageError, error_page
+from toolkit.simulator.pages_common import PageError, error_page, form_entries
 
 log = logging.getLogger("gatekit.simulator")
 
 
+PageFunction = Callable[..., Response]  # (request, token) or (request, token, entries: the form's fields)
+
+
+def page_endpoint(page: PageFunction) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+    """A page function as an endpoint of the request alone, run in the pages' own threads (``pools``: control
+    long-polls cannot hold them).  The ``{token}`` and the form's fields are read here: typed parameters would
+    have FastAPI build pydantic fields for them under ``warnings.catch_warnings()``, which changes the whole
+    process's warning filters and is not thread-safe (issue 34, #2)."""
+    takes_entries = "entries" in inspect.signature(page).parameters
+
+    async def endpoint(request: Request) -> Response:
+        token = str(request.path_params["token"])
+        args = (request, token, await form_entries(request)) if takes_entries else (request, token)
+        return await pools.run(pools.of(request).pages, page, *args)
+
+    endpoint.__name__, endpoint.__qualname__, endpoint.__doc__ = page.__name__, page.__qualname__, page.__doc__
+    return endpoint
+
+
 class PageRoute(APIRoute):
-    """A route whose refusals are HTML pages (the API's routes answer in the gateway's format).
+    """A route whose refusals are HTML pages (the API's routes answer in the gateway's format)."""
 
-    Its endpoint runs in the pages' own threads (``pools``): control long-polls cannot hold them.
-    """
-
-    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
-        super().__init__(path, pools.in_pages_pool(endpoint), **kwargs)
+    def __init__(self, path: str, endpoint: PageFunction, **kwargs: Any) -> None:
+        super().__init__(path, page_endpoint(endpoint), **kwargs)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()

@@ -8,9 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
 from toolkit.simulator import payments, urls
@@ -20,7 +19,6 @@ from toolkit.simulator.pages_common import (
     PageError,
     base_of,
     engine_of,
-    form_entries,
     merchant_redirect,
     not_found,
     order_summary,
@@ -153,7 +151,7 @@ def show_form(request: Request, token: str) -> Response:
     return _form_page(engine, tx, urls.form_url(base, token))
 
 
-def submit_form(request: Request, token: str, entries: Annotated[dict[str, str], Depends(form_entries)]) -> Response:
+def submit_form(request: Request, token: str, entries: dict[str, str]) -> Response:
     engine, base = engine_of(request), base_of(request)
     tx = _form_tx(engine, token, base)
     style = engine.settings.page_style

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from toolkit.models import Status
@@ -21,7 +20,6 @@ from toolkit.simulator.pages_common import (
     PageError,
     base_of,
     engine_of,
-    form_entries,
     merchant_redirect,
     not_found,
     order_summary,
@@ -30,7 +28,7 @@ from toolkit.simulator.pages_common import (
 from toolkit.simulator.store import Row
 from toolkit.testdata.outcomes import CHALLENGE_PASSWORD, THREE_DS_V1_AMOUNTS
 
-Entries = Annotated[dict[str, str], Depends(form_entries)]
+Entries = dict[str, str]  # the form's fields (``pages_common.form_entries``, read by ``pages.PageRoute``)
 UPLOADS = {"challenge": "upload-cres-result", "pares": "upload-pares-result"}
 WHAT = {"challenge": "3-D Secure challenge", "pares": "3-D Secure 1.0.2 authentication"}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 import anyio
 from anyio import CapacityLimiter
@@ -42,14 +42,3 @@ def of(request: Request) -> Pools:
 async def run(limiter: CapacityLimiter, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """``function(*args, **kwargs)`` in a thread of ``limiter``'s pool."""
     return await anyio.to_thread.run_sync(functools.partial(function, *args, **kwargs), limiter=limiter)
-
-
-def in_pages_pool(endpoint: Callable[..., Any]) -> Callable[..., Any]:
-    """A page endpoint (a plain function taking ``request``) run in the pages' pool instead of the shared one."""
-
-    @functools.wraps(endpoint)
-    async def pooled(*args: Any, **kwargs: Any) -> Any:
-        request: Request = kwargs["request"]
-        return await run(of(request).pages, endpoint, *args, **kwargs)
-
-    return pooled

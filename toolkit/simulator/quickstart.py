@@ -116,6 +116,9 @@ class QuickStart:
             return self._future, True
 
     def _run_build(self, future: Future[FastAPI]) -> None:
+        """Build the app; a failure answers the requests that waited for this build, is logged, and is not kept:
+        the next request that needs the app builds it again (a failed build used to be served as a 500 until
+        the process ended: issue 34, #2)."""
         try:
             app = self._build()
             with self._lock:
@@ -124,7 +127,9 @@ class QuickStart:
                 self._own_middleware = len(app.user_middleware)
                 self._full = app
         except BaseException as exc:
-            log.exception("the simulator's app could not be built")
+            log.exception("the simulator's app could not be built (the next request that needs it tries again)")
+            with self._lock:
+                self._future = None
             future.set_exception(exc)
             return
         future.set_result(app)
