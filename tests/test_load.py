@@ -226,13 +226,15 @@ class Checkout(GatewayUser):
 
 
 def test_a_locustfile_of_ones_own_extends_gateway_user(tmp_path: Path):
-    """Locust's own command with a merchant's locustfile: its flow is reported beside gatekit's."""
+    """Locust's own command with a merchant's locustfile: its flow is reported beside gatekit's (the team
+    simulator, not started by the run, is capped: --gatekit-max-rps lifts the cap)."""
     (tmp_path / "locustfile.py").write_text(LOCUSTFILE)
     simulator = start_workers(1)
     try:
         run = subprocess.run(
             [sys.executable, "-m", "locust", "-f", "locustfile.py", "--headless", "-u", "2", "-r", "2", "-t", "4s",
-             "--host", simulator.base_url, "--only-summary", "--csv", "out", "--stop-timeout", "10"],
+             "--host", simulator.base_url, "--gatekit-max-rps", "500", "--only-summary", "--csv", "out",
+             "--stop-timeout", "10"],
             cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120,
         )  # fmt: skip
     finally:
@@ -268,7 +270,8 @@ def test_the_load_table_of_gatekit_toml_then_the_flags(tmp_path: Path, monkeypat
 
 def test_a_lost_and_a_duplicated_callback_fail_their_flows(tmp_path: Path):
     """A team simulator told to fail two callback attempts (retried a second later: past the flows' wait) and to
-    send two callbacks twice: the run counts 2 lost and 2 duplicated callbacks, and says so by kind."""
+    send two callbacks twice: the run counts 2 lost and 2 duplicated callbacks, and says so by kind. (Not started
+    by the run, the team simulator is capped: --max-rps lifts the cap.)"""
     simulator = start_workers(1)
     try:
         control = simulator.control()
@@ -278,8 +281,8 @@ def test_a_lost_and_a_duplicated_callback_fail_their_flows(tmp_path: Path):
             f'[profiles.team]\nbase = "simulator"\nbase_url = "{simulator.base_url}"\n'
         )
         run = subprocess.run(
-            [*GATEKIT, "load", "--profile", "team", "--weights", "sale=1", "--callback-timeout", "0.5",
-             "--headless", "-u", "2", "-r", "2", "-t", "3s", "--think", "0.05", "--reports", str(tmp_path / "r"),
+            [*GATEKIT, "load", "--profile", "team", "--max-rps", "500", "--weights", "sale=1", "--callback-timeout",
+             "0.5", "--headless", "-u", "2", "-r", "2", "-t", "3s", "--think", "0.05", "--reports", str(tmp_path / "r"),
              "--", "--only-summary"],
             cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120,
         )  # fmt: skip

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 
 PROJECT = {
     "pytest.ini": "[pytest]\nfilterwarnings = error\n",
-    "test_strict.py": '''
+    "test_strict.py": """
 import pytest
 import requests
 
@@ -38,7 +38,7 @@ def test_zzz_the_control_api_and_the_pages_answer(simulator_control, gateway_sim
     assert simulator_control.clock()["offset"] == 0
     page = requests.get(gateway_simulator.base_url + "/form/no-such-token", timeout=30)
     assert page.status_code == 404 and "page-error" in page.text
-''',
+""",
 }
 
 

@@ -78,7 +78,7 @@ def test_a_transaction_the_order_went_on_from_keeps_its_status_even_when_what_fo
 def test_the_control_api_forces_the_latest_transaction_found_under_the_lock(
     gateway: tuple[GatewayClient, SimulatorControl, Engine],
 ) -> None:
-    client, control, engine = gateway
+    client, control, _ = gateway
     order = approved_preauth_with_capture(client, control)
     control.chargeback(order, Decimal("20.00"))
     forced = control.force_status(order.orderid, "declined")

@@ -7,21 +7,25 @@
 The flows and their weights, think times and the callback wait come from ``--weights``, ``--think``,
 ``--callback-timeout`` over the ``[load]`` table of gatekit.toml (``toolkit.load.plan``). The gateway is the
 profile's (``--profile``, default ``GATEKIT_PROFILE`` or ``simulator``: a simulator started here, its address
-handed to Locust as ``--host``). A profile that is not a simulator is refused unless
-``--target-is-not-a-simulator`` is given, and then every Locust process together sends at most ``--max-rps``
-requests a second (default 2). Every request carries ``X-Load-Test: gatekit <run id>``.
+handed to Locust as ``--host``). The cap follows where the requests go: every target but the simulator this run
+started (a team simulator, ``GATEWAY_BASE_URL`` elsewhere, a sandbox) gets at most ``--max-rps`` requests a
+second from all Locust processes together (default 2), and a profile that is not a simulator is refused unless
+``--target-is-not-a-simulator`` is given. Every request carries ``X-Load-Test: gatekit <run id>``. The web UI
+listens on 127.0.0.1 unless ``--web-host`` says otherwise.
 
-Locust writes its HTML report and CSV files, gatekit ``summary.md`` and ``results.json``, under
-``--reports`` (default ``reports/load``). Locust options this command does not name go after ``--``
-(``gatekit load -- --web-port 8090``). Exit status: Locust's (1 when a request or flow failed), 2 for usage.
+Locust writes its CSV files, gatekit ``summary.md``, ``results.json`` and ``report.html``, under ``--reports``
+(default ``reports/load``). Locust options this command does not name go after ``--``
+(``gatekit load -- --web-port 8090``). Ctrl-C or SIGTERM: the users stop, then the reports are written (verdict
+INTERRUPTED), then the embedded simulator stops (``toolkit.load.process``, ``toolkit.load.ending``). Exit
+status: Locust's (1 when a request or flow failed), 2 for usage, 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
+import time
 import tomllib
 import uuid
 from dataclasses import replace
@@ -29,13 +33,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit.commands.common import Subparsers, UsageError
-from toolkit.load.plan import FLOWS, parse_bind
+from toolkit.load.plan import DEFAULT_MAX_RPS, FLOWS, parse_bind
 
 if TYPE_CHECKING:
+    from toolkit.commands.stopping import Stop
     from toolkit.load.plan import LoadPlan
     from toolkit.simulator import SimulatorServer
 
 DEFAULT_REPORTS = Path("reports/load")
+DEFAULT_WEB_HOST = "127.0.0.1"  # Locust's own default is every interface
+EXIT_INTERRUPTED = 130  # (128 + SIGINT, as gatekit certify)
 LOAD_PAYOUT_BALANCE = "10000000.00"  # the embedded simulator's demo merchant: payouts for hours of load
 
 # Locust options named here (and handed to Locust as given): (flags, argparse keywords).
@@ -52,7 +59,7 @@ LOCUST_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--master-bind-host",), {"help": "the interface the master listens on (Locust, default *)"}),
     (("--master-bind-port",), {"type": int, "help": "the master's port to listen on (Locust, default 5557)"}),
     (("--processes",), {"type": int, "help": "fork this many worker processes (Locust)"}),
-    (("--web-host",), {"help": "the web UI's interface (Locust)"}),
+    (("--web-host",), {"help": f"the web UI's interface (default {DEFAULT_WEB_HOST}; 0.0.0.0: every one)"}),
     (("--web-port",), {"type": int, "help": "the web UI's port (Locust, default 8089)"}),
     (("--stop-timeout",), {"help": "let users finish their flow this long at the end (Locust), e.g. 10s"}),
     (("--loglevel",), {"help": "Locust's log level (default INFO)"}),
@@ -77,8 +84,8 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--callback-timeout", type=float, metavar="S", help="seconds a flow waits for its callbacks")
     parser.add_argument("--target-is-not-a-simulator", action="store_true",
                         help="allow a gateway that is not a gatekit simulator (a sandbox: mind its terms)")  # fmt: skip
-    parser.add_argument("--max-rps", metavar="N", help="requests per second of the whole run against a gateway "
-                        "that is not a simulator (default 2)")  # fmt: skip
+    parser.add_argument("--max-rps", metavar="N", help="requests per second of the whole run against any target "
+                        f"but the simulator this run starts (default {DEFAULT_MAX_RPS:g})")  # fmt: skip
     parser.add_argument("--reports", type=Path, default=DEFAULT_REPORTS, help="where reports go (default reports/load)")
     parser.add_argument("--callback-bind", metavar="HOST[:PORT]", default="127.0.0.1", type=_bind,
                         help="where the callback receiver listens (default 127.0.0.1, any port; [::1]:9100 for "
@@ -102,7 +109,7 @@ def build_plan(args: argparse.Namespace, config_path: Path | None) -> LoadPlan:
     """Defaults, then the ``[load]`` table, then the flags; the target decides ``embedded`` and the cap."""
     from toolkit.certify.target import embeds_simulator
     from toolkit.config import load_config
-    from toolkit.load.plan import DEFAULT_MAX_RPS, LoadPlan, PlanError, parse_rate, parse_think, parse_weights
+    from toolkit.load.plan import LoadPlan, PlanError, parse_rate, parse_think, parse_weights
 
     plan = LoadPlan(run_id=uuid.uuid4().hex[:12])
     try:
@@ -123,16 +130,19 @@ def build_plan(args: argparse.Namespace, config_path: Path | None) -> LoadPlan:
     except (PlanError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(str(exc)) from None
     config = load_config(args.profile, file=config_path)
-    if not config.simulator:
-        if not args.target_is_not_a_simulator:
-            raise UsageError(
-                f"profile {config.profile} ({config.base_url}) is not a gatekit simulator: sandboxes are "
-                "rate-limited and their terms forbid load tests. Load a simulator (gatekit simulate), or give "
-                "--target-is-not-a-simulator (then at most --max-rps requests a second, default "
-                f"{DEFAULT_MAX_RPS:g})"
-            )
-        max_rps = max_rps or DEFAULT_MAX_RPS
-    return replace(plan, profile=config.profile, embedded=embeds_simulator(config), max_rps=max_rps)
+    plan = replace(plan, profile=config.profile, embedded=embeds_simulator(config), max_rps=max_rps)
+    if not config.simulator and not args.target_is_not_a_simulator:
+        raise UsageError(
+            f"profile {config.profile} ({config.base_url}) is not a gatekit simulator: sandboxes are "
+            "rate-limited and their terms forbid load tests. Load a simulator (gatekit simulate), or give "
+            f"--target-is-not-a-simulator: the run is then {capped(plan.rate)}"
+        )
+    return plan
+
+
+def capped(rate: float) -> str:
+    """The cap, and how to change it."""
+    return f"capped at {rate:g} requests a second, all Locust processes together (--max-rps N sets the cap)"
 
 
 def locust_command(args: argparse.Namespace, plan: LoadPlan, host: str | None) -> list[str]:
@@ -148,16 +158,12 @@ def locust_command(args: argparse.Namespace, plan: LoadPlan, host: str | None) -
             command += [flags[-1]] if value else []
         elif value is not None:
             command += [flags[-1], str(value)]
+    if args.web_host is None and not os.environ.get("LOCUST_WEB_HOST"):
+        command += ["--web-host", DEFAULT_WEB_HOST]  # (-- --web-host after it still wins)
     if host:
         command += ["--host", host]
-    if not args.worker:  # (the master, or a lone process, writes the reports)
-        command += [
-            "--html",
-            str(args.reports / "report.html"),
-            "--csv",
-            str(args.reports / "load"),
-            "--csv-full-history",
-        ]  # (the history per flow and operation: latency over time)
+    if not args.worker:  # (the master, or a lone process, writes the reports; report.html: toolkit.load.ending)
+        command += ["--csv", str(args.reports / "load"), "--csv-full-history"]  # (latency over time)
     extra = list(args.locust_args)
     return command + (extra[1:] if extra[:1] == ["--"] else extra)
 
@@ -176,6 +182,7 @@ def start_simulator(plan: LoadPlan, config_path: Path | None) -> SimulatorServer
 
 
 def run(args: argparse.Namespace) -> int:
+    from toolkit.commands.stopping import Stop, stop_on_signals
     from toolkit.config import config_file
 
     if importlib_missing("locust"):
@@ -184,35 +191,54 @@ def run(args: argparse.Namespace) -> int:
     plan = build_plan(args, config_path)
     env = {**os.environ, "GATEKIT_LOAD_REPORTS": str(args.reports.resolve()),
            "GATEKIT_LOAD_RECEIVER": args.callback_bind}  # fmt: skip
+    if config_path is not None:  # (the Locust processes read the same profiles)
+        env["GATEKIT_CONFIG"] = str(config_path.resolve())
     if args.callback_url:
         env["GATEKIT_LOAD_RECEIVER_URL"] = args.callback_url
+    if not args.worker:
+        args.reports.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    with Stop() as stop, stop_on_signals(stop):
+        code = _run_with_target(args, plan, config_path, env, stop)
+    summary = args.reports / "summary.md"
+    written = not args.worker and summary.exists() and summary.stat().st_mtime >= started
+    if stop.is_set() and (code == EXIT_INTERRUPTED or code < 0):
+        said = f"the users stopped, then {summary} was written (INTERRUPTED)" if written else "no report written"
+        print(f"gatekit load: interrupted; {said}", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+    if written:
+        print(f"gatekit load: reports in {args.reports}/ (summary.md, report.html, load_stats.csv)")
+    return code
+
+
+def _run_with_target(
+    args: argparse.Namespace, plan: LoadPlan, config_path: Path | None, env: dict[str, str], stop: Stop
+) -> int:
+    """Locust against the target: the embedded simulator (started first, stopped once Locust has ended) or the
+    profile's gateway (capped, and said so). A worker gets both from its master."""
+    from toolkit.load.process import run_locust
+
     simulator = None
     host = None
-    if plan.embedded and not args.worker:  # (a worker gets the simulator's address from its master)
+    if plan.embedded and not args.worker:
         simulator = start_simulator(plan, config_path)
         host = simulator.base_url
+        plan = replace(plan, simulator_url=host)  # (the one target without a cap)
         print(f"gatekit load: simulator {host} (embedded, stops with the run)", flush=True)
     elif not plan.embedded:
         from toolkit.config import load_config
 
         host = load_config(plan.profile, file=config_path).base_url
-    if not args.worker:
-        args.reports.mkdir(parents=True, exist_ok=True)
-    command = locust_command(args, plan, host)
+        if not args.worker:
+            print(f"gatekit load: {host} is not a simulator this run started: {capped(plan.rate)}",
+                  file=sys.stderr, flush=True)  # fmt: skip
     try:
-        process = subprocess.Popen(command, env=env)
-        while True:
-            try:
-                code = process.wait()
-                break
-            except KeyboardInterrupt:  # Locust got Ctrl-C too: it stops its users and writes its reports
-                continue
+        if stop.is_set():  # (Ctrl-C while the simulator started)
+            return EXIT_INTERRUPTED
+        return run_locust(locust_command(args, plan, host), env, stop)
     finally:
         if simulator is not None:
             simulator.stop()
-    if not args.worker and (args.reports / "summary.md").exists():
-        print(f"gatekit load: reports in {args.reports}/ (summary.md, report.html, load_stats.csv)")
-    return code
 
 
 def importlib_missing(name: str) -> bool:

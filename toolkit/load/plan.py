@@ -7,9 +7,14 @@ The plan comes from ``gatekit load`` flags, over the ``[load]`` table of ``gatek
                 hosted_form = 1 }
     think = [0.5, 2.0]          # seconds a user waits between two flows: a uniform draw
     callback_timeout = 15.0     # seconds a flow waits for its callbacks (then: lost)
-    max_rps = 2.0               # the cap against a target that is not a simulator
+    max_rps = 2.0               # the cap against any target but the simulator the run started
 
 It travels to every Locust process as JSON (``--gatekit-plan``, a Locust option the master hands its workers).
+
+The cap (``LoadPlan.cap``) is decided by where the requests go, the base URL a user sends them to: the simulator
+this run started (``simulator_url``) is the one target without a cap; any other (a sandbox, a team simulator, a
+profile with ``base = "simulator"`` or ``GATEWAY_BASE_URL`` pointing elsewhere, a host typed in Locust's web UI)
+gets at most ``max_rps`` requests a second from the whole run, whatever its profile says.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ FLOW_TEXT = {
     "payout": "a two-step v4 payout: payout-check, then payout-pay",
     "hosted_form": "a sale-form: the payer pays on the hosted page",
 }
-DEFAULT_MAX_RPS = 2.0  # against a target that is not a simulator, unless --max-rps says otherwise
+DEFAULT_MAX_RPS = 2.0  # against any target but the run's own simulator, unless --max-rps says otherwise
 LOAD_HEADER = "X-Load-Test"  # every request of a load run carries it: "gatekit <run id>"
 
 
@@ -51,10 +56,22 @@ class LoadPlan:
     weights: dict[str, int] = field(default_factory=lambda: dict(FLOWS))
     think: tuple[float, float] = (0.5, 2.0)
     callback_timeout: float = 15.0
-    max_rps: float | None = None  # None: no cap (a simulator)
+    max_rps: float | None = None  # the cap of a target that is not the run's own simulator (None: DEFAULT_MAX_RPS)
     profile: str = "simulator"
-    embedded: bool = True  # the gateway is the simulator ``gatekit load`` started (its URL: Locust's host)
+    embedded: bool = True  # the profile is the embedded simulator: gatekit load starts one (its URL: Locust's host)
+    simulator_url: str = ""  # the base URL of the simulator this run started ("": none), the one uncapped target
     run_id: str = ""
+
+    @property
+    def rate(self) -> float:
+        """Requests a second the whole run may send to a capped target."""
+        return self.max_rps or DEFAULT_MAX_RPS
+
+    def cap(self, target: str) -> float | None:
+        """The cap of the requests sent to ``target`` (a base URL): None for the simulator this run started,
+        ``rate`` for anything else."""
+        own = self.simulator_url.rstrip("/")
+        return None if own and target.rstrip("/") == own else self.rate
 
     def to_json(self) -> str:
         return json.dumps({**asdict(self), "think": list(self.think)}, sort_keys=True)

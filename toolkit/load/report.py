@@ -57,6 +57,7 @@ class Results:
     rows: tuple[Row, ...]
     failures: tuple[Failure, ...]
     workers: int = 0
+    interrupted: bool = False  # stopped by Ctrl-C or SIGTERM before its end (``toolkit.load.ending``)
 
     def of(self, type_: str) -> list[Row]:
         return sorted((row for row in self.rows if row.type == type_), key=lambda row: -row.requests)
@@ -77,8 +78,19 @@ class Results:
             counts[failure.kind] = counts.get(failure.kind, 0) + failure.count
         return {kind: counts[kind] for kind in (*KINDS, "other") if kind in counts}
 
+    @property
+    def verdict(self) -> str:
+        """INTERRUPTED (whatever ran), else FAILURES when a flow failed or a callback was lost or duplicated,
+        else PASS."""
+        if self.interrupted:
+            return "INTERRUPTED"
+        callbacks = self.callbacks
+        failed = sum(row.failures for row in self.of("flow")) + callbacks["lost"] + callbacks["duplicates"]
+        return "FAILURES" if failed else "PASS"
+
     def as_json(self) -> str:
-        data = {**asdict(self), "callbacks": self.callbacks, "failures_by_kind": self.by_kind()}
+        data = {**asdict(self), "verdict": self.verdict, "callbacks": self.callbacks,
+                "failures_by_kind": self.by_kind()}  # fmt: skip
         return json.dumps(data, indent=2, sort_keys=True)
 
 
@@ -87,6 +99,10 @@ def _ms(value: float) -> str:
 
 
 HEAD_RULE = "|---|---:|---:|---:|---:|---:|---:|"
+INTERRUPTED_NOTE = (
+    "Interrupted (Ctrl-C or SIGTERM) before its end: the users were stopped first, their flows in progress are "
+    "not counted; the figures cover what finished."
+)
 
 
 def _table(rows: Iterable[Row], noun: str) -> list[str]:
@@ -107,12 +123,11 @@ def summary_markdown(results: Results) -> str:
     done = sum(row.requests for row in flows)
     failed = sum(row.failures for row in flows)
     callbacks = results.callbacks
-    bad_callbacks = callbacks["lost"] + callbacks["duplicates"]
-    verdict = "PASS" if not failed and not bad_callbacks else "FAILURES"
     workers = f", {results.workers} Locust workers" if results.workers else ""
-    lines = [
-        f"# gatekit load: {verdict}",
-        "",
+    lines = [f"# gatekit load: {results.verdict}", ""]
+    if results.interrupted:
+        lines += [INTERRUPTED_NOTE, ""]
+    lines += [
         f"Target {results.target}: {results.users} users{workers}, {results.seconds:.0f} s; "
         f"{done} flows ({done / results.seconds if results.seconds else 0:.1f}/s), {failed} failed.",
         "",

@@ -27,11 +27,14 @@ Extend it in a locustfile of your own::
 
 from __future__ import annotations
 
+import argparse
+import logging
 import os
 import random
 import re
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +45,10 @@ from toolkit.certify.target import load_payer_settings
 from toolkit.client import GatewayClient, PreparedCall
 from toolkit.config import GatewayConfig, load_config, simulator_config
 from toolkit.flows import Merchant
-from toolkit.load import report
+from toolkit.load.ending import finish
 from toolkit.load.flows import FLOW_FUNCTIONS, Declined, Flow, FlowRun, failure_kind
-from toolkit.load.plan import LOAD_HEADER, LoadPlan, parse_bind
+from toolkit.load.pacing import RateLimit, paced_session
+from toolkit.load.plan import DEFAULT_MAX_RPS, LOAD_HEADER, LoadPlan, PlanError, parse_bind, parse_rate
 from toolkit.load.receiver import LoadReceiver
 from toolkit.models import Response
 from toolkit.payer import Payer
@@ -54,6 +58,8 @@ from toolkit.payer.visits import Visit
 REPORTS_ENV = "GATEKIT_LOAD_REPORTS"  # where the master writes summary.md and results.json (gatekit load sets it)
 RECEIVER_ENV = "GATEKIT_LOAD_RECEIVER"  # host[:port] the callback receiver binds (default 127.0.0.1, a free port)
 RECEIVER_URL_ENV = "GATEKIT_LOAD_RECEIVER_URL"  # its address as the gateway reaches it (default: the bound one)
+
+log = logging.getLogger("gatekit.load")
 
 
 class LoadFailure(Exception):
@@ -70,23 +76,6 @@ def failure(exc: BaseException) -> LoadFailure:
     return LoadFailure(failure_kind(exc), reason)
 
 
-class RateLimit:
-    """At most ``rate`` requests a second from this process (a token bucket; waiting yields to other users)."""
-
-    def __init__(self, rate: float) -> None:
-        self.interval = 1.0 / rate
-        self._next = time.monotonic()
-        self._lock = threading.Lock()
-
-    def take(self) -> None:
-        with self._lock:
-            now = time.monotonic()
-            at = max(self._next, now)
-            self._next = at + self.interval
-        if at > now:
-            time.sleep(at - now)
-
-
 def is_worker(environment: Environment) -> bool:
     """This Locust process is a worker of a distributed run."""
     from locust.runners import WorkerRunner
@@ -100,24 +89,28 @@ class LoadState:
     def __init__(self) -> None:
         self.plan = LoadPlan()
         self.receiver: LoadReceiver | None = None
-        self.limit: RateLimit | None = None
+        self.limit = RateLimit(self.plan.rate)
         self.environment: Environment | None = None
         self.payer_settings = PayerSettings()
         self.workers = 0  # (the master: the most workers seen running)
+        self.capped: set[str] = set()  # the capped targets this process has said it caps
+        self.ending = threading.Lock()  # (gevent's: a second SIGTERM waits for the first one's reports)
+        self.ended = False
 
     def start(self, environment: Environment) -> None:
         self.environment = environment
         options = environment.parsed_options
         text = getattr(options, "gatekit_plan", "") if options is not None else ""
         self.plan = LoadPlan.from_json(text) if text else LoadPlan()
+        max_rps = getattr(options, "gatekit_max_rps", None) if options is not None else None
+        if max_rps:
+            self.plan = replace(self.plan, max_rps=max_rps)
         if self.receiver is None:
             host, port = parse_bind(os.environ.get(RECEIVER_ENV, "127.0.0.1"))
             self.receiver = LoadReceiver(host, port, public_url=os.environ.get(RECEIVER_URL_ENV) or None,
                                          on_duplicate=self._duplicate).start()  # fmt: skip
-        self.limit = None
-        if self.plan.max_rps is not None:
-            workers = getattr(options, "expect_workers", 1) if is_worker(environment) else 1
-            self.limit = RateLimit(self.plan.max_rps / max(1, int(workers or 1)))
+        workers = getattr(options, "expect_workers", 1) if is_worker(environment) else 1
+        self.limit = RateLimit(self.plan.rate / max(1, int(workers or 1)))
         if not self.plan.embedded:
             self.payer_settings = load_payer_settings(self.plan.profile)
 
@@ -127,6 +120,18 @@ class LoadState:
                 raise RuntimeError("gatekit load: no simulator address (Locust's --host)")
             return simulator_config(host.rstrip("/"))
         return load_config(self.plan.profile)
+
+    def limit_for(self, target: str) -> RateLimit | None:
+        """The rate limit of requests to ``target`` (a base URL): none for the simulator this run started, this
+        process's share of the cap for anything else (said once per target in Locust's log)."""
+        if self.plan.cap(target) is None:
+            return None
+        if target not in self.capped and self.plan.embedded:  # (else gatekit load said it before Locust started)
+            self.capped.add(target)
+            log.warning("%s is not a simulator this run started: capped at %g requests a second, all Locust "
+                        "processes together (--max-rps N of gatekit load, --gatekit-max-rps N of Locust's own "
+                        "command, sets the cap)", target, self.plan.rate)  # fmt: skip
+        return self.limit
 
     def _duplicate(self, orderid: str, kind: str, status: str) -> None:
         if self.environment is not None:
@@ -140,6 +145,16 @@ STATE = LoadState()
 def _options(parser: Any) -> None:
     parser.add_argument("--gatekit-plan", default="", include_in_web_ui=False,
                         help="gatekit's load plan as JSON (gatekit load writes it)")  # fmt: skip
+    parser.add_argument("--gatekit-max-rps", type=_rate, default=None, include_in_web_ui=False,
+                        help="requests a second of the whole run to any target but the simulator gatekit load "
+                        f"started (default {DEFAULT_MAX_RPS:g})")  # fmt: skip
+
+
+def _rate(text: str) -> float:
+    try:
+        return parse_rate(text, "--gatekit-max-rps")
+    except PlanError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _test_start(environment: Environment, **_: Any) -> None:
@@ -161,49 +176,31 @@ def _count_workers(environment: Environment) -> None:
 
 
 def _quitting(environment: Environment, **_: Any) -> None:
-    """The master (or a lone Locust process) writes ``summary.md`` and ``results.json`` where gatekit load says."""
-    folder = os.environ.get(REPORTS_ENV)
-    if folder and not is_worker(environment):
-        report.write(results_of(environment), Path(folder))
-    if STATE.receiver is not None:
-        STATE.receiver.stop()
-        STATE.receiver = None
+    """Locust quits (the run's end, Ctrl-C, SIGTERM): the users stop, then the master (or a lone process) writes
+    ``summary.md``, ``results.json`` and ``report.html`` where gatekit load says; then the receiver stops."""
+    with STATE.ending:
+        if STATE.ended:
+            return
+        folder = os.environ.get(REPORTS_ENV)
+        finish(environment, Path(folder) if folder else None, STATE.workers)
+        if STATE.receiver is not None:
+            STATE.receiver.stop()
+            STATE.receiver = None
+        STATE.ended = True
+
+
+def _init(environment: Environment, **_: Any) -> None:
+    """Locust fires ``quitting`` last listener first, and a master's runner has just added its own (it tells the
+    workers to quit, the test stopped without a word of an interruption): ours goes after it, to run before it."""
+    environment.events.quitting.remove_listener(_quitting)
+    environment.events.quitting.add_listener(_quitting)
 
 
 events.init_command_line_parser.add_listener(_options)
+events.init.add_listener(_init)
 events.test_start.add_listener(_test_start)
 events.spawning_complete.add_listener(lambda **_: _spawned())
 events.quitting.add_listener(_quitting)
-
-
-def results_of(environment: Environment) -> report.Results:
-    """Locust's statistics as ``toolkit.load.report`` reads them."""
-    from locust.runners import MasterRunner
-
-    stats = environment.stats
-    seconds = max(0.001, (stats.total.last_request_timestamp or time.time()) - stats.total.start_time)
-    rows = tuple(
-        report.Row(
-            method,
-            name,
-            entry.num_requests,
-            entry.num_failures,
-            entry.num_requests / seconds,
-            entry.get_response_time_percentile(0.5),
-            entry.get_response_time_percentile(0.95),
-            entry.get_response_time_percentile(0.99),
-        )
-        for (name, method), entry in stats.entries.items()
-    )
-    failures = tuple(
-        report.failure_of(error.method, error.name, str(error.error), error.occurrences)
-        for error in stats.errors.values()
-    )
-    options = environment.parsed_options
-    runner = environment.runner
-    workers = max(STATE.workers, len(runner.clients)) if isinstance(runner, MasterRunner) else 0
-    users = int(getattr(options, "num_users", 0) or 0) if options is not None else 0
-    return report.Results(environment.host or "", users, seconds, rows, failures, workers)
 
 
 def load_header() -> str:
@@ -263,7 +260,9 @@ class GatewayUser(User):
         if STATE.receiver is None:  # (a user started without test_start: Locust's run_single_user)
             STATE.start(self.environment)
         assert STATE.receiver is not None
-        self.gateway = LoadClient(STATE.config(self.host), self.environment, STATE.limit)
+        config = STATE.config(self.host)
+        self.rate_limit = STATE.limit_for(config.base_url)  # (where this user's requests go decides the cap)
+        self.gateway = LoadClient(config, self.environment, self.rate_limit)
         self.merchant = LoadMerchant(self.gateway, STATE.receiver)
 
     def on_stop(self) -> None:
@@ -272,8 +271,8 @@ class GatewayUser(User):
     def payer(self) -> Payer:
         """A new payer (a browser with its own cookies) whose page loads are reported as ``payer`` requests."""
         assert STATE.receiver is not None
-        payer = Payer(settings=STATE.payer_settings, merchant_urls=[STATE.receiver.redirect_url],
-                      observers=[self._visited])  # fmt: skip
+        payer = Payer(session=paced_session(self.rate_limit), settings=STATE.payer_settings,
+                      merchant_urls=[STATE.receiver.redirect_url], observers=[self._visited])  # fmt: skip
         payer.session.headers[LOAD_HEADER] = load_header()
         return payer
 
