@@ -46,6 +46,33 @@ class Cluster:
     port: int
     user: str
 
+    @property
+    def data(self) -> Path:
+        return self.folder / "data"
+
+    def options(self) -> str:
+        return f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off " \
+               "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"  # fmt: skip
+
+    def pg_ctl(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """``pg_ctl -D DATA ARGS`` as the ``postgres`` user, its server's output in the cluster's log (a server
+        started by it would otherwise hold this call's pipes open)."""
+        command = [str(_binary("pg_ctl")), "-D", str(self.data), "-l", str(self.folder / "log"), *args]
+        done: subprocess.CompletedProcess[str] = subprocess.run(
+            command, capture_output=True, text=True, check=False, cwd=self.folder, timeout=90, **_as_postgres()
+        )  # type: ignore[call-overload]
+        if done.returncode != 0:
+            raise RuntimeError(f"pg_ctl {' '.join(args)} failed: {done.stdout}{done.stderr}"
+                               f"{(self.folder / 'log').read_text(errors='replace')}")  # fmt: skip
+        return done
+
+    def stop(self) -> None:
+        """The server stopped (``-m fast``: its clients' connections are cut, as a database restart does)."""
+        self.pg_ctl("-m", "fast", "-w", "stop")
+
+    def start(self) -> None:
+        self.pg_ctl("-o", self.options(), "-w", "-t", "60", "start")
+
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{self.user}@127.0.0.1:{self.port}/{database}"
 
@@ -76,25 +103,19 @@ def cluster() -> Iterator[Cluster]:
     folder = Path(tempfile.mkdtemp(prefix="gatekit-pg-"))
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres", "postgres")
-    data, port = folder / "data", _free_port()
+    running = Cluster(folder, _free_port(), "postgres")
     run = {"capture_output": True, "text": True, "check": False, "cwd": folder, **_as_postgres()}
     try:
-        init = subprocess.run([str(_binary("initdb")), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync",
-                               "-E", "UTF8", "--locale=C"], timeout=120, **run)  # type: ignore[call-overload]  # fmt: skip
+        init = subprocess.run([str(_binary("initdb")), "-D", str(running.data), "-A", "trust", "-U", "postgres",
+                               "--no-sync", "-E", "UTF8", "--locale=C"], timeout=120, **run)  # type: ignore[call-overload]  # fmt: skip
         if init.returncode != 0:
             raise RuntimeError(f"initdb failed: {init.stdout}{init.stderr}")
-        options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off " \
-                  "-c full_page_writes=off -c max_connections=200"  # fmt: skip
-        started = subprocess.run([str(_binary("pg_ctl")), "-D", str(data), "-o", options, "-l", str(folder / "log"),
-                                  "-w", "-t", "60", "start"], timeout=90, **run)  # type: ignore[call-overload]  # fmt: skip
-        if started.returncode != 0:
-            raise RuntimeError(f"pg_ctl start failed: {started.stdout}{started.stderr}"
-                               f"{(folder / 'log').read_text(errors='replace')}")  # fmt: skip
+        running.start()
         try:
-            yield Cluster(folder, port, "postgres")
+            yield running
         finally:
-            subprocess.run([str(_binary("pg_ctl")), "-D", str(data), "-m", "immediate", "-w", "stop"], timeout=60,
-                           **run)  # type: ignore[call-overload]  # fmt: skip
+            subprocess.run([str(_binary("pg_ctl")), "-D", str(running.data), "-m", "immediate", "-w", "stop"],
+                           timeout=60, **run)  # type: ignore[call-overload]  # fmt: skip
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

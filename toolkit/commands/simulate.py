@@ -233,15 +233,21 @@ def _reset(db: str) -> int:
 
 @contextlib.contextmanager
 def _simulator_log_on_stderr() -> Iterator[None]:
-    """The simulator's warnings (a non-loopback address, failures) on stderr, named as this command's."""
+    """The simulator's warnings (a non-loopback address, failures, a database that does not answer) on stderr,
+    named as this command's."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(f"gatekit {NAME}: %(levelname)s: %(message)s"))
     logger = logging.getLogger("gatekit.simulator")
     logger.addHandler(handler)
+    # psycopg's pool warns at every failed connection and every dead one it drops (a line a second through an
+    # outage): the store says once that the database does not answer, and once that it answers again
+    pool = logging.getLogger("psycopg.pool")
+    level, pool.level = pool.level, max(pool.level, logging.ERROR)
     try:
         yield
     finally:
         logger.removeHandler(handler)
+        pool.setLevel(level)
 
 
 def _settings(args: argparse.Namespace) -> SimulatorSettings:

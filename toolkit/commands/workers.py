@@ -7,7 +7,8 @@ over them evenly (a worker that dies takes only the connections it had).  Everyt
 (orders, ids, the clock offset, fault plans, the callback queue, nonces, pages' sessions), and one worker at a
 time does the timed work (the scheduler's lease: ``toolkit.simulator.scheduler``).  The header (base URL,
 merchants) is printed once, when every worker is ready; each worker prints its own request lines.  A worker
-that dies is started again (its lease is taken over by another at once); Ctrl-C or SIGTERM stops them all.
+that dies is started again (its lease is taken over by another at once); one that cannot start again (a shared
+database down) is tried again with a growing pause while the others serve; Ctrl-C or SIGTERM stops them all.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 READY_TIMEOUT = 60.0  # seconds every worker has to listen
 RESTARTS = 5  # a worker that dies this many times within RESTART_WINDOW seconds is not started again
 RESTART_WINDOW = 30.0
+# a worker that cannot start again (its database down) is tried again after RETRY_FIRST s, doubling to RETRY_MAX
+RETRY_FIRST, RETRY_MAX = 0.5, 30.0
 STOP_GRACE = 10.0
 # gatekit simulate's options a worker gets as they were given (``argv``; the control token through the
 # environment); the others are the command's own: what the workers share is decided once, here
@@ -123,13 +126,29 @@ class Workers:
                           f"{RESTART_WINDOW:g} s: stopping")  # fmt: skip
                 self.failed.set()
                 return
+            again = self._restart(index, f"worker {index + 1} (pid {process.pid}) ended ({how})")
+            if again is None:
+                return
+
+    def _restart(self, index: int, ended: str) -> subprocess.Popen[bytes] | None:
+        """Start worker ``index`` again; while it cannot start (its database down, say), try again after a pause
+        that doubles up to ``RETRY_MAX`` (the other workers serve meanwhile). None once the command stops."""
+        pause = RETRY_FIRST
+        while not self.stopping.is_set():
             try:
                 again = self.spawn(index)
             except RuntimeError as exc:
-                self._say(f"worker {index + 1} (pid {process.pid}) ended ({how}); {exc}: stopping")
-                self.failed.set()
-                return
-            self._say(f"worker {index + 1} (pid {process.pid}) ended ({how}); started again (pid {again.pid})")
+                self._say(f"{ended}; {exc}; trying again in {pause:g} s")
+                if self.stopping.wait(pause):
+                    return None
+                pause = min(pause * 2, RETRY_MAX)
+                continue
+            if self.stopping.is_set():  # (the command stopped while it started: stop it too)
+                self._end(again)
+                return None
+            self._say(f"{ended}; started again (pid {again.pid})")
+            return again
+        return None
 
     def _say(self, text: str) -> None:
         with self._lock:
@@ -138,7 +157,10 @@ class Workers:
     def stop(self) -> None:
         """SIGTERM to every worker, then SIGKILL to those still running after STOP_GRACE seconds."""
         self.stopping.set()
-        running = [p for p in self.processes if p is not None and p.poll() is None]
+        self._end(*(p for p in self.processes if p is not None and p.poll() is None))
+
+    @staticmethod
+    def _end(*running: subprocess.Popen[bytes]) -> None:
         for process in running:
             with contextlib.suppress(ProcessLookupError):
                 process.send_signal(signal.SIGTERM)

@@ -7,11 +7,14 @@ method timeout or the next callback retry without waiting.  Listeners (the sched
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import threading
 import time
 from collections.abc import Callable
 from typing import Protocol
+
+from toolkit.simulator.store import StoreUnavailable
 
 # The clock stops short of the year 9999 by centuries: dates computed from it (settlement, recurring
 # charges years ahead) stay within what datetime can write.
@@ -50,8 +53,11 @@ class SimClock:
 
     @property
     def offset(self) -> float:
+        """The offset; a shared one read again when the last reading is older than ``SHARED_READ``, or the last
+        one kept while the shared store does not answer (what needs the store says so itself)."""
         if self._shared is not None and time.monotonic() - self._read_at > self.SHARED_READ:
-            self._offset = self._shared.read_offset()
+            with contextlib.suppress(StoreUnavailable):
+                self._offset = self._shared.read_offset()
             self._read_at = time.monotonic()
         return self._offset
 

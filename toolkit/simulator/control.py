@@ -43,7 +43,7 @@ from toolkit.simulator.clock import ClockLimit
 from toolkit.simulator.controlargs import ControlError, integer, json_body, number, orderid, text
 from toolkit.simulator.engine import Engine
 from toolkit.simulator.errors import SimError
-from toolkit.simulator.store import Row, loads
+from toolkit.simulator.store import Row, StoreUnavailable, loads
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -229,6 +229,11 @@ def health(engine: Engine) -> dict[str, Any]:
     }
 
 
+async def unanswered(request: Request, exc: Exception) -> JSONResponse:
+    """A control call while the store does not answer (``StoreUnavailable``): a 503 in the control API's form."""
+    return JSONResponse({"error": f"store: {exc}; try again", "field": "store"}, status_code=503)
+
+
 def install(app: FastAPI, engine: Engine) -> None:
     """The ``/_sim/`` routes, the fault hook of the gateway routes and the 400 handler."""
     faults.install(app)
@@ -238,6 +243,8 @@ def install(app: FastAPI, engine: Engine) -> None:
         return JSONResponse(error.body(), status_code=error.http_status)
 
     app.add_exception_handler(ControlError, refused)
+
+    app.add_exception_handler(StoreUnavailable, unanswered)
 
     async def quick(request: Request, function: Callable[..., T], *args: Any) -> T:
         """A control call in the control API's own threads (never the event loop, never the gateway's)."""

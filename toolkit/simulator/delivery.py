@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import secrets
@@ -35,7 +36,7 @@ from toolkit.models import FINAL_STATUSES
 from toolkit.simulator import faults
 from toolkit.simulator.destinations import Destinations
 from toolkit.simulator.engine import Engine
-from toolkit.simulator.store import Row, dumps, loads
+from toolkit.simulator.store import Row, StoreUnavailable, dumps, loads
 
 if TYPE_CHECKING:
     from toolkit.simulator.state import HasState
@@ -184,6 +185,9 @@ class Delivery:
             if job.fault == "duplicate":
                 attempts.append(self._attempt(job))
             self._record(job, attempts)
+        except StoreUnavailable:  # (the store said so once) the callback is tried again once it answers
+            with contextlib.suppress(StoreUnavailable):
+                self._release(job)
         except Exception:  # a bug of the simulator: keep the pool alive, try again later
             log.exception("callback %s failed unexpectedly", job.callback_id)
             self._release(job)

@@ -45,3 +45,8 @@ def endpoint_error(message: str) -> SimError:
 
 def server_error(message: str) -> SimError:
     return SimError(message, http_status=500, code="500", kind="error")
+
+
+def unavailable(message: str) -> SimError:
+    """The simulator cannot answer for now (its shared database does not answer): try again."""
+    return SimError(f"{message}; try again", http_status=503, code="503", kind="error")

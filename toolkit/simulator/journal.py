@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from toolkit.masking import mask_fields, mask_path, mask_text
 from toolkit.simulator.settings import SimulatorSettings
-from toolkit.simulator.store import Store, dumps, loads
+from toolkit.simulator.store import Store, StoreUnavailable, dumps, loads
 
 log = logging.getLogger("gatekit.simulator")
 
@@ -193,6 +193,8 @@ class StoreJournal:
             self._closed.wait(self.FLUSH_EVERY)  # what comes meanwhile joins the same transaction
             try:
                 self.flush()
+            except StoreUnavailable:  # (the store said so once) these lines are lost, not the process
+                pass
             except Exception:  # a store that failed: these lines are lost, not the process
                 log.exception("the journal could not be written")
 

@@ -36,6 +36,7 @@ from toolkit.simulator import pages_forms, pages_threeds, pools
 from toolkit.simulator.engine import Engine
 from toolkit.simulator.errors import SimError
 from toolkit.simulator.pages_common import PageError, error_page, form_entries
+from toolkit.simulator.store import StoreUnavailable
 
 log = logging.getLogger("gatekit.simulator")
 
@@ -76,6 +77,8 @@ class PageRoute(APIRoute):
                 return error_page(error.http_status, error.message, error.link, style=style)
             except SimError as error:
                 return error_page(error.http_status, error.message, style=style)
+            except StoreUnavailable as error:  # (a shared database stopped or restarting: passing)
+                return error_page(503, f"{error}; try again in a moment.", style=style)
             except HTTPException:  # routing and protocol answers stay Starlette's
                 raise
             except Exception as exc:  # a bug: say so on the page, and log it

@@ -9,6 +9,8 @@ expression), through psycopg 3 and its connection pool.
   made one at a time, whichever process or machine makes them), so concurrent captures, returns and voids of
   one order can never exceed what was authorized or charged.  Reads outside a transaction use any pooled
   connection.
+- Its connections (``pgconnections``) outlive a database's outage: a dead one is replaced before a request gets a
+  500 for it, and a database that does not answer is ``StoreUnavailable`` (a 503 that says so).
 - A schema version table (``gatekit_schema``) and forward migrations; ``reset()`` empties what the SQLite store's
   does (``RESET_TABLES``).
 - Ids come from sequences that start where the SQLite store's do.
@@ -21,12 +23,14 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
+from toolkit.simulator.pgconnections import CONNECT_TIMEOUT, Connections
 from toolkit.simulator.store import FIRST_IDS, RESET_TABLES, Row, SharedState, StoreError, _stored
 
+T = TypeVar("T")
+
 POOL_SIZE = 8
-CONNECT_TIMEOUT = 5  # seconds
 LOCK_KEY = 0x6761746B  # "gatk": the advisory lock every write transaction takes
 SCHEMA_VERSION = 2
 
@@ -162,8 +166,7 @@ class PostgresStore(SharedState):
     def __init__(self, url: str, *, pool_size: int = POOL_SIZE) -> None:
         try:
             import psycopg
-            from psycopg.rows import dict_row
-            from psycopg_pool import ConnectionPool
+            import psycopg_pool  # noqa: F401  (pgconnections)
         except ImportError:
             raise StoreError("--db postgresql://... needs psycopg: pip install 'gatekit[postgres]'") from None
         self.path = url
@@ -173,15 +176,13 @@ class PostgresStore(SharedState):
         except psycopg.Error as exc:
             raise StoreError(without_password(str(exc).strip().splitlines()[0] if str(exc).strip() else
                                                type(exc).__name__)) from None  # fmt: skip
-        self._pool = ConnectionPool(url, min_size=1, max_size=pool_size, open=True, timeout=30,
-                                    kwargs={"row_factory": dict_row, "autocommit": True,
-                                            "connect_timeout": CONNECT_TIMEOUT})  # fmt: skip
+        self._connections = Connections(url, size=pool_size)
         self._create()
 
     # --- schema ------------------------------------------------------------------------------------
 
     def _create(self) -> None:
-        with self._pool.connection() as conn, conn.transaction():
+        with self._connections.begun() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))  # one process creates, others wait
             exists: Any = conn.execute("SELECT to_regclass('transactions') IS NOT NULL AS found").fetchone()
             conn.execute(SCHEMA)
@@ -208,21 +209,25 @@ class PostgresStore(SharedState):
             yield self
             return
         self._local.after = []
-        with self._pool.connection() as conn:
-            try:
-                with conn.transaction():
-                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
-                    self._local.conn = conn
-                    try:
-                        yield self
-                    finally:
-                        self._local.conn = None
-            except BaseException:
-                self._local.after = []
-                raise
+        try:
+            with self._connections.begun() as conn:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+                self._local.conn = conn
+                try:
+                    yield self
+                finally:
+                    self._local.conn = None
+        except BaseException:
+            self._local.after = []
+            raise
         done, self._local.after = self._local.after, []
         for action in done:
             action()
+
+    def _run(self, work: Callable[[Any], T]) -> T:
+        """``work(connection)``: on this thread's transaction's connection, else on a pooled one."""
+        conn = getattr(self._local, "conn", None)
+        return work(conn) if conn is not None else self._connections.run(work)
 
     def after_commit(self, action: Callable[[], object]) -> None:
         """Run ``action`` once the current transaction has committed (never if it rolls back); at once outside one."""
@@ -230,15 +235,6 @@ class PostgresStore(SharedState):
             self._local.after.append(action)
         else:
             action()
-
-    @contextmanager
-    def _connection(self) -> Iterator[Any]:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            yield conn
-        else:
-            with self._pool.connection() as conn:
-                yield conn
 
     def hold_if_free(self) -> bool:
         return False  # (the quick in-place path is for an in-memory store only)
@@ -249,26 +245,26 @@ class PostgresStore(SharedState):
     def execute(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> int:
         """Run a statement; returns the new row's id (an INSERT into a table with one) or the rows affected."""
         insert = _INSERT_INTO.match(sql) is not None
-        with self._connection() as conn:
+
+        def run(conn: Any) -> int:
             cursor = conn.execute(translate(sql, insert), _params(params))
             if insert and cursor.description:
                 row = cursor.fetchone()
                 return int(next(iter(row.values()))) if row else 0
             return int(cursor.rowcount)
 
+        return self._run(run)
+
     def count(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> int:
         """Run a statement; the rows it affected (an ``INSERT OR IGNORE`` that ignored: 0)."""
-        with self._connection() as conn:
-            return int(conn.execute(translate(sql), _params(params)).rowcount)
+        return self._run(lambda conn: int(conn.execute(translate(sql), _params(params)).rowcount))
 
     def one(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> Row | None:
-        with self._connection() as conn:
-            row: Row | None = conn.execute(translate(sql), _params(params)).fetchone()
+        row: Row | None = self._run(lambda conn: conn.execute(translate(sql), _params(params)).fetchone())
         return row
 
     def all(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> list[Row]:
-        with self._connection() as conn:
-            rows: list[Row] = conn.execute(translate(sql), _params(params)).fetchall()
+        rows: list[Row] = self._run(lambda conn: conn.execute(translate(sql), _params(params)).fetchall())
         return rows
 
     def returning(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> Row | None:
@@ -308,10 +304,10 @@ class PostgresStore(SharedState):
 
     def reset(self) -> None:
         """Forget every transaction, card, subscription, journal line, callback, fault and merchant."""
-        with self.transaction(), self._connection() as conn:
-            conn.execute(f"TRUNCATE {', '.join(RESET_TABLES)}")
+        with self.transaction():
+            self.execute(f"TRUNCATE {', '.join(RESET_TABLES)}")
             for table, first in FIRST_IDS.items():
-                conn.execute(f"ALTER SEQUENCE {table}_id_seq RESTART WITH {first}")
+                self.execute(f"ALTER SEQUENCE {table}_id_seq RESTART WITH {first}")
 
     def _upsert(self, table: str, key: str, values: Mapping[str, Any]) -> None:
         names = ", ".join(values)
@@ -320,7 +316,7 @@ class PostgresStore(SharedState):
                      f"DO UPDATE SET {updates}", tuple(values.values()))  # fmt: skip
 
     def close(self) -> None:
-        self._pool.close()
+        self._connections.close()
 
 
 def without_password(url: str) -> str:

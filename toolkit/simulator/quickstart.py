@@ -35,6 +35,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from toolkit.simulator import control, core, faults, pools, routes
 from toolkit.simulator.guard import ControlGuard
 from toolkit.simulator.limits import BodyLimit
+from toolkit.simulator.store import StoreUnavailable
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -48,7 +49,10 @@ Middleware = tuple[Callable[..., Any], dict[str, Any]]  # an ASGI middleware cla
 async def get_health(request: Request) -> JSONResponse:
     """``GET /_sim/health`` as the control API answers it (its name is the route's, for the request log)."""
     engine = request.app.state.engine
-    return JSONResponse(await pools.run(pools.of(request).control, control.health, engine))
+    try:
+        return JSONResponse(await pools.run(pools.of(request).control, control.health, engine))
+    except StoreUnavailable as exc:
+        return await control.unanswered(request, exc)
 
 
 async def _health(scope: Scope, receive: Receive, send: Send) -> None:

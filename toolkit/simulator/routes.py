@@ -25,9 +25,9 @@ from toolkit.operations import AuthScheme, Operation, iter_operations
 from toolkit.simulator import checks, destinations, faults, journal, limits, pools, render, urls
 from toolkit.simulator.batch import Deferred
 from toolkit.simulator.engine import Call, Engine
-from toolkit.simulator.errors import SimError, endpoint_error, server_error
+from toolkit.simulator.errors import SimError, endpoint_error, server_error, unavailable
 from toolkit.simulator.shaping import TIMEOUT_HOLD
-from toolkit.simulator.store import Store, StoreBusy
+from toolkit.simulator.store import Store, StoreBusy, StoreUnavailable
 from toolkit.wire import FORM_TYPE, MEDIA_TYPE, asks_for_json
 
 if TYPE_CHECKING:
@@ -285,6 +285,8 @@ def _failure(op: Operation, serial: str, exc: Exception) -> tuple[dict[str, Any]
     """A refusal (``SimError``) in the gateway's format; anything else is a bug: said so, and logged."""
     if isinstance(exc, SimError):
         return render.error_body(serial, exc), exc.http_status
+    if isinstance(exc, StoreUnavailable):  # (a shared database stopped or restarting: not a bug, and passing)
+        return render.error_body(serial, unavailable(str(exc))), 503
     log.error("simulator failure in %s", op.name, exc_info=exc)
     return render.error_body(serial, server_error(f"internal error: {exc.__class__.__name__}")), 500
 

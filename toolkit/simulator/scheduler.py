@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 
 from toolkit.simulator.engine import Engine
+from toolkit.simulator.store import StoreUnavailable
 
 log = logging.getLogger("gatekit.simulator")
 
@@ -102,6 +103,8 @@ class Scheduler:
                         timeout = min(timeout if timeout is not None else SHARED_POLL, SHARED_POLL, RENEW)
                 else:
                     timeout = RENEW
+            except StoreUnavailable:  # (the store said so once: not a traceback per tick)
+                timeout = RENEW
             except Exception:  # keep the worker alive; the failure is in the log
                 log.exception("scheduler tick failed")
                 timeout = RENEW

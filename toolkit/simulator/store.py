@@ -159,6 +159,11 @@ class StoreError(RuntimeError):
     """A database the simulator cannot use; the message says why and what to do."""
 
 
+class StoreUnavailable(StoreError):
+    """The database does not answer now (a shared PostgreSQL stopped or restarting): a request gets a 503 that says
+    so, and the next one tries again."""
+
+
 class StoreBusy(Exception):
     """A write on the event loop (``without_waiting``) would wait for a lock: nothing was written, and the request
     is answered again in a thread, which may wait."""
