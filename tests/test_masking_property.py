@@ -235,3 +235,24 @@ def test_a_digest_is_no_card_number_at_a_glance():
     """A control (SHA-1 hex) holds two dozen digits, its letters between them: the quick test lets it pass."""
     control = "a94a8fe5ccb19ba61c4c0873d391e987982fbbd3"
     assert not _may_need_masking(control) and mask_text(control) == control
+
+
+# Prose about a CVV (issue 34, point 8): CVV words, and numbers that are no CVV after one (1 or 2 digits, 5 or more,
+# a range, a date), joined by blanks.  A CVV is 3 or 4 digits after its word: none here, so nothing changes.
+CVV_PROSE = ["CVV", "cvv2", "CVC", "cvc2", "CID", "security code", "Security-Code", "is", "required", "must", "be",
+             "3", "4", "digits", "3-4", "(3", "or", "4)", "the", "card's", "missing", "wrong", "12", "12345",
+             "2026-11-28", "1234567", "on", "back", "typed", "twice."]  # fmt: skip
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(CVV_PROSE), max_size=14), st.sampled_from([" ", "  ", "\t", " - ", ", "]))
+def test_prose_about_a_cvv_is_never_changed(words_of_prose, blank):
+    text = blank.join(words_of_prose)
+    assert mask_text(text) == text
+    assert mask_fields({"order_desc": text}) == {"order_desc": text}
+
+
+@pytest.mark.parametrize("text", ["CVV is required", "cvv2 must be 3 digits", "cvv 3-4 digits",
+                                  "the security code (3 or 4 digits) is on the back"])  # fmt: skip
+def test_sentences_about_a_cvv_are_never_changed(text):
+    assert mask_text(text) == text

@@ -88,7 +88,8 @@ def test_cvv_names_and_what_is_not_one() -> None:
         assert is_cvv_name(name), name
     for name in ("approved-4-digit-cvv", "service", "discover", "cv", "civic", "cvv_is_three_digits_long"):
         assert not is_cvv_name(name), name
-    assert mask_value("approved-4-digit-cvv", "approved, CVV2 1234") == "approved, CVV2 1234"
+    assert mask_value("approved-4-digit-cvv", "approved with a 4-digit CVV2") == "approved with a 4-digit CVV2"
+    assert mask_value("approved-4-digit-cvv", "approved, CVV2 1234") == f"approved, CVV2 {CVV_MASK}"
 
 
 def test_a_card_number_as_a_field_name_or_in_a_path_is_masked() -> None:

@@ -10,9 +10,15 @@ Masking works by name *and* by value, so that card data typed into the wrong fie
 - by value: every Luhn-valid run of 13 to 19 digits, written whole or in groups of four separated
   by spaces or dashes (``4444 5555 6666 1111``), anywhere in free text: field values, URLs, base
   strings, error messages, argparse errors, curl commands; and the value after any CVV-like name
-  in ``name=value``, ``name%3Dvalue`` (a base string) or ``"name": "value"`` (JSON, reprs).
+  in ``name=value``, ``name%3Dvalue`` (a base string), ``"name": "value"`` (JSON, reprs),
+  ``name = "value"`` (source code, pytest's locals), ``name: 123`` and ``CVV 986`` (free text: 3 or 4
+  digits after the name and a space).
 
-A hex word of 32 or more characters is a digest (a control, a signature, an id) and is kept whole.
+A hex word of 32 or more characters is a digest (a control, a signature, an id) and a UUID (8-4-4-4-12 hex
+digits: the gateway's ``serial-number``) is an id: each is kept whole, whatever run of digits it holds.
+
+A report that shows a CVV again without its name (pytest's ``assert '987' == '654'``) reads the CVVs of the
+report with ``cvvs_in`` and hides them where they stand alone with ``mask_cvvs`` (``toolkit.certify.scrub``).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import functools
 import html
 import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from urllib.parse import unquote
 
 from toolkit.fields import FIELDS, Kind, ascii_digits, luhn_ok
@@ -30,9 +36,12 @@ from toolkit.fields import FIELDS, Kind, ascii_digits, luhn_ok
 CVV_MASK = "***"
 SECRET_MASK = "<redacted>"
 
-# A hex word of 32 or more characters is a digest (a control, a signature, an id), never a card number, even
-# when it holds a Luhn-valid run of digits (about one SHA-1 value in a hundred does): it is kept whole.
-_DIGEST = re.compile(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{32,}(?![0-9A-Za-z])")
+# A hex word of 32 or more characters is a digest (a control, a signature, an id), and a UUID (8-4-4-4-12 hex
+# digits, any case: the gateway's ``serial-number``) an id: never a card number, even when it holds a Luhn-valid
+# run of digits (about one SHA-1 value in a hundred does, and one UUID in a thousand): each is kept whole.
+_IDENTIFIER = re.compile(
+    r"(?<![0-9A-Za-z])[0-9A-Fa-f]{8}(?:[0-9A-Fa-f]{24,}|(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12})(?![0-9A-Za-z])"
+)
 # A percent-escape (``%3D``, ``%253D`` in a base string) is no digit; those of a space or a dash join digit groups.
 _ESCAPE = re.compile(r"%(?:25)*[0-9A-Fa-f]{2}")
 _JOINING_ESCAPE = re.compile(r"%(?:25)*(?:20|2[Dd])")
@@ -49,27 +58,37 @@ _HIDDEN_LENGTHS = (15, 16)
 _LONGEST_SCANNED_GROUP = 64  # digits: a longer group is searched for card numbers at its two ends only
 _PAN_MIN_DIGITS = 13
 
-# CVV names: the core (cvv, cvc, cvn, cvd, written c_v_v or c v v too, "security code", "verification value"),
-# then maybe 2, code, value or number, after at most two words of plain letters (card[cvv], card.cvv, x_cvv,
-# payerCardCvv2); a longer name (approved-4-digit-cvv) is a sentence, not a field.
-_CVV_CORES = frozenset({"cvv", "cvc", "cvn", "cvd", "cvv2", "cvc2", "cvn2", "cvd2", "csc", "securitycode",
+# CVV names: the core (cvv, cvc, cvn, cvd, Amex's cid, written c_v_v or c v v too, "security code", "verification
+# value"), then maybe 2, code, value or number, after at most two words of plain letters (card[cvv], card.cvv,
+# x_cvv, payerCardCvv2); a longer name (approved-4-digit-cvv) is a sentence, not a field.  ``cid`` is a word of its
+# own only (card_cid, CID), never the end of one (acid, placid).
+_CVV_CORES = frozenset({"cvv", "cvc", "cvn", "cvd", "cvv2", "cvc2", "cvn2", "cvd2", "csc", "cid", "securitycode",
                         "verificationcode", "verificationvalue"})  # fmt: skip
-_CVV_CORES_LONGEST_FIRST = sorted(_CVV_CORES, key=len, reverse=True)
+_CVV_CORES_LONGEST_FIRST = sorted(_CVV_CORES - {"cid"}, key=len, reverse=True)  # (those that end a glued word)
 _CVV_PAIRS = frozenset({("security", "code"), ("verification", "code"), ("verification", "value")})
 _CVV_SUFFIXES = frozenset({"2", "code", "value", "no", "number"})
 _MAX_PREFIX_WORDS = 2
 _NAME_PARTS = re.compile(r"[^A-Za-z0-9]+")
-# A name then its value: ``name=value`` (queries, forms, argv), ``name%3Dvalue`` and ``name%253Dvalue`` (base
-# strings), ``"name": "value"`` (JSON, reprs) and ``name: 123`` (text: digits only, so prose is left alone).
+# The one tokenizer of CVVs: a name (one word, then at most two short ones or a ``code``/``value``/``number``:
+# ``cvv 2``, ``security code``), maybe closed by a quote or a bracket, then its value, in one of the shapes text
+# carries it:
+# - ``name=value`` (queries, forms, argv: up to ``&``, a blank, a quote, a comma or a semicolon);
+# - ``name%3Dvalue`` and ``name%253Dvalue`` (base strings);
+# - ``"name": "value"`` (JSON, reprs), ``name = "value"``, ``name == '987'`` (source code, pytest's locals) and
+#   ``name: 123``, ``name = 123`` (text: a number only, so prose after a colon is left alone);
+# - ``CVV 986`` (free text: 3 or 4 digits after blanks, no more digits after them: ``cvv 3-4 digits`` is prose).
+# Whether the name is a CVV's is for ``is_cvv_name`` (``_cvv_matches``): another name keeps its value, which is
+# read again for a CVV written in it (``{"note": "the payer typed CVV 986"}``).
 _NAME_VALUE = re.compile(
-    r"(?<![\w.\-\[\]])(?P<name>[A-Za-z][\w.\-\[\]]{0,40}?(?:[ ][A-Za-z0-9]{1,2}){0,2})(?P<close>[\]\"']{0,2})"
-    r"(?:(?P<eq>=)(?P<v1>[^&\s\"',;]*)"
+    r"(?<![\w.\-\[\]])(?P<name>[A-Za-z][\w.\-\[\]]{0,40}?(?:[ ](?:[A-Za-z0-9]{1,2}|(?i:code|value|number))){0,2})"
+    r"(?P<close>[\]\"']{0,2})"
+    r"(?:(?P<eq>=)(?P<v1>[^&\s\"',;=][^&\s\"',;]*)"
     r"|(?P<enc>%3[Dd]|%253[Dd])(?P<v2>(?:(?!%26|%2526)[^&\s\"'])*)"
-    r"|(?P<colon>[ \t]*:[ \t]*)(?:(?P<vq>[\"'])(?P<v3>(?:\\.|(?!(?P=vq)).)*)(?P=vq)|(?P<v4>\d{1,8})(?!\d)))"
+    r"|(?P<op>[ \t]*(?::=?|==?)[ \t]*)(?:(?P<vq>[\"'])(?P<v3>(?:\\.|(?!(?P=vq)).)*)(?P=vq)|(?P<v4>\d{1,8})(?!\d))"
+    r"|(?P<blank>[ \t]+)(?P<v5>\d{3,4})(?!\w|[.,/\-]\d))"
 )
-# Quick tests that let most values skip the full patterns: a CVV name holds one of these once its separators are
-# taken out, and a card number has at least 13 decimal digits.
-_CVV_HINT = re.compile(r"(?i)c[\s_.\-\[\]]{0,2}v[\s_.\-\[\]]{0,2}[vcnd]|csc|security|verification")
+# Quick tests that let most values skip the full patterns: a CVV name holds one of ``_CVV_WORDS`` once its
+# separators are taken out (``_may_hold_a_cvv``), and a card number has at least 13 decimal digits.
 _SQUEEZE = str.maketrans("", "", " _.-[]\t")
 _SQUEEZED_OUT = b" _.-[]\t"  # (the same, for ASCII text as bytes)
 _ANY_DIGIT = re.compile(r"\d")
@@ -282,7 +301,7 @@ def _mask_plan(names: tuple[str, ...], secrets: int) -> _MaskPlan:
 _RUN_ONES = bytes(0x31 if 0x30 <= code <= 0x39 else 0x20 for code in range(256))
 _RUN_JOINS = b" \t-._/,+"
 _LONG_RUN = b"1" * _PAN_MIN_DIGITS
-_CVV_WORDS = ("cv", "csc", "security", "verification")  # a CVV name's letters, lower case, separators out
+_CVV_WORDS = ("cv", "cid", "csc", "security", "verification")  # a CVV name's letters, lower case, separators out
 _CVV_LETTERS = re.compile("|".join(_CVV_WORDS).encode("ascii"))
 _CVV_LETTERS_TEXT = re.compile("|".join(_CVV_WORDS))
 
@@ -295,16 +314,22 @@ def _may_need_masking(text: str) -> bool:
     ASCII text (nearly all) is encoded once and read as bytes: a translate and a search in C, no list made."""
     if _holds_a_secret(text):
         return True
-    # a CVV name's letters (lower case, separators taken out), then digits
-    if not text.isascii():
-        cvv = _CVV_LETTERS_TEXT.search(text.lower().translate(_SQUEEZE)) is not None
-        return cvv or _digit_count(text) >= _PAN_MIN_DIGITS
-    raw = text.encode("ascii")
-    if _CVV_LETTERS.search(raw.lower().translate(None, _SQUEEZED_OUT)):
+    if _may_hold_a_cvv(text):
         return True
+    if not text.isascii():
+        return _digit_count(text) >= _PAN_MIN_DIGITS
+    raw = text.encode("ascii")
     if b"%" not in raw:  # (a digest's letters break its digits: a signature is no card number)
         return _LONG_RUN in raw.translate(_RUN_ONES, _RUN_JOINS)
     return _ascii_digit_count(raw) >= _PAN_MIN_DIGITS
+
+
+def _may_hold_a_cvv(text: str) -> bool:
+    """A CVV name's letters in ``text`` (lower case, separators taken out): False when ``_NAME_VALUE`` finds no CVV
+    in it (ASCII text, nearly all, as bytes: a translate and a search in C)."""
+    if text.isascii():
+        return _CVV_LETTERS.search(text.encode("ascii").lower().translate(None, _SQUEEZED_OUT)) is not None
+    return _CVV_LETTERS_TEXT.search(text.lower().translate(_SQUEEZE)) is not None
 
 
 def _holds_a_secret(text: str) -> bool:
@@ -341,9 +366,36 @@ def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
         if secret:
             text = text.replace(secret, SECRET_MASK)
     text = _mask_secrets(text)
-    if _CVV_HINT.search(text):
-        text = _NAME_VALUE.sub(_mask_cvv_match, text)
+    if _may_hold_a_cvv(text):
+        text = _mask_cvv_values(text)
     return _mask_card_numbers(text)
+
+
+def cvvs_in(text: str) -> frozenset[str]:
+    """The CVVs ``mask_text`` hides in ``text``: each number of 3 or 4 digits that the one tokenizer finds after a
+    CVV name.  A report that shows them again without their name (pytest's ``assert '987' == '123'`` under the
+    source line ``assert cvv2 == "123"``) hides them there too, with ``mask_cvvs``."""
+    if not _may_hold_a_cvv(text):
+        return frozenset()
+    found = set()
+    for match in _cvv_matches(text):
+        value = next((value for value in match.group("v1", "v2", "v3", "v4", "v5") if value), "")
+        if len(value) in _CVV_LENGTHS and ascii_digits(value):
+            found.add(value)
+    return frozenset(found)
+
+
+_CVV_LENGTHS = (3, 4)
+
+
+def mask_cvvs(text: str, cvvs: Collection[str]) -> str:
+    """``text`` with each of ``cvvs`` (found by ``cvvs_in`` in the same report) masked where it stands as a number
+    of its own (``'987'``, ``+ 987``), not inside a longer number or a word (``1987``, ``9.87``, ``x987``)."""
+    shown = [cvv for cvv in cvvs if cvv in text]
+    if not shown:
+        return text
+    numbers = "|".join(map(re.escape, sorted(shown, key=len, reverse=True)))
+    return re.sub(rf"(?<![\w.])(?:{numbers})(?!\w|\.\d)", CVV_MASK, text)
 
 
 def mask_path(path: str) -> str:
@@ -375,35 +427,63 @@ def _remember_clean(clean: set[str], texts: Iterable[str]) -> None:
     clean.update([text for text in texts if len(text) <= _LONGEST_CLEAN])
 
 
+def _cvv_matches(text: str) -> Iterator[re.Match[str]]:
+    """The matches of ``_NAME_VALUE`` in ``text`` whose name is a CVV's, left to right.  The value of another name
+    is read again (``{"note": "the payer typed CVV 986"}``, ``error=cvv2 987``): a CVV may be written in it."""
+    at = 0
+    while (match := _NAME_VALUE.search(text, at)) is not None:
+        if is_cvv_name(match.group("name").rstrip("[]")):
+            yield match
+            at = match.end()
+        elif _may_hold_a_cvv(text[match.end("name") : match.end() + _LONGEST_CVV_TAIL]):
+            at = match.end("name")
+        else:  # (most values: no CVV's letters in them, nor just after them)
+            at = match.end()
+
+
+_LONGEST_CVV_TAIL = 8  # characters of a CVV's name that may come after a value that holds its first letter
+
+
+def _mask_cvv_values(text: str) -> str:
+    """``text`` with the value of each CVV masked (``_cvv_matches``): the name kept, the value ``***``."""
+    pieces: list[str] = []
+    copied = 0
+    for match in _cvv_matches(text):
+        pieces += [text[copied : match.start()], _mask_cvv_match(match)]
+        copied = match.end()
+    return "".join([*pieces, text[copied:]]) if pieces else text
+
+
 def _mask_cvv_match(match: re.Match[str]) -> str:
+    """A CVV's match, its value masked (an empty value stays empty)."""
     name = match.group("name")
-    if not is_cvv_name(name.rstrip("[]")):
-        return match.group(0)
     head = name + match.group("close")
     if match.group("eq"):
-        return f"{head}={CVV_MASK}" if match.group("v1") else match.group(0)
+        return f"{head}={CVV_MASK}"  # (``v1`` is never empty)
     if match.group("enc"):
         return f"{head}{match.group('enc')}{CVV_MASK}" if match.group("v2") else match.group(0)
-    colon = match.group("colon")
+    if match.group("blank"):
+        return f"{head}{match.group('blank')}{CVV_MASK}"
+    op = match.group("op")
     if match.group("vq") is not None:
         quote = match.group("vq")
-        return f"{head}{colon}{quote}{CVV_MASK if match.group('v3') else ''}{quote}"
-    return f"{head}{colon}{CVV_MASK}"
+        return f"{head}{op}{quote}{CVV_MASK if match.group('v3') else ''}{quote}"
+    return f"{head}{op}{CVV_MASK}"
 
 
 def _mask_card_numbers(text: str) -> str:
     """Every card number in ``text``, in any grouping, masked to its first six and last four digits.
 
-    Digests and percent-escapes (but those of a space or a dash) are blanked out in a copy of the same length,
+    Digests, UUIDs and percent-escapes (but those of a space or a dash) are blanked out in a copy of the same length,
     so that their digits are no part of a number (an escaped space or dash is blanked as a separator); the digit
     groups of the copy are then read run by run, and
     the digits to hide are replaced in place in ``text`` (nothing else changes, nothing moves)."""
     if _digit_count(text) < _PAN_MIN_DIGITS:
         return text
     scan = text
-    if "%" in text or _DIGEST.search(text):
+    if "%" in text or _IDENTIFIER.search(text):
         blank = list(text)
-        for pattern in (_DIGEST, _ESCAPE):
+        for pattern in (_IDENTIFIER, _ESCAPE):
             for found in pattern.finditer(text):
                 joining = pattern is _ESCAPE and _JOINING_ESCAPE.fullmatch(found.group(0))
                 blank[found.start() : found.end()] = ("\x01" if joining else "\0") * (found.end() - found.start())
@@ -414,7 +494,10 @@ def _mask_card_numbers(text: str) -> str:
             hidden.update(_card_digits_in(run.group(0), run.start()))
     if not hidden:
         return text
-    return "".join("*" if index in hidden else char for index, char in enumerate(text))
+    chars = list(text)
+    for index in hidden:
+        chars[index] = "*"
+    return "".join(chars)
 
 
 def _card_digits_in(run: str, offset: int) -> set[int]:

@@ -83,9 +83,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from toolkit.certify.scrub import remember_environment_secrets
+    from toolkit.certify.scrub import install_allure_scrubber, remember_environment_secrets
 
     remember_environment_secrets()
+    install_allure_scrubber(config)
     for tag in (*FLOW_TAGS, *OPERATIONS):
         config.addinivalue_line("markers", f"{tag}: gatekit scenario tag")
     tidy.install(config)
@@ -98,13 +99,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(hookwrapper=True, trylast=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    """Every test report masked (secrets, card data in a traceback's locals or captured output) before the
-    terminal, JUnit XML and Allure read it (``trylast``: inside the other plugins' wrappers)."""
+    """Every test report masked (secrets, card data in a traceback's source lines, locals, exception message and
+    assertion explanation, or in captured output) before the terminal, JUnit XML and Allure read it (``trylast``:
+    inside the other plugins' wrappers); the exception itself too (Allure's message is made from it)."""
     outcome = yield
-    from toolkit.certify.scrub import scrub, scrub_exception
+    from toolkit.certify.scrub import frame_cvvs, remember_cvvs, scrub, scrub_exception
 
-    scrub(outcome.get_result())
-    scrub_exception(call.excinfo.value if call.excinfo is not None else None)
+    cvvs = scrub(outcome.get_result(), frame_cvvs(call.excinfo.tb if call.excinfo is not None else None))
+    scrub_exception(call.excinfo.value if call.excinfo is not None else None, cvvs)
+    remember_cvvs(item.config, cvvs)
 
 
 @pytest.hookimpl(hookwrapper=True, trylast=True)
