@@ -45,8 +45,33 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument("--config", type=Path, help="profiles TOML (default: gatekit.toml)")
     parser.add_argument("--public-key", type=Path, metavar="PEM", help="the merchant's RSA public key (checks only)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the gateway (default 60)")
+    parser.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS", help="seconds an exchange with "
+                        "the gateway may take in all, connecting and every byte of its answer (default 60): then a "
+                        "504")  # fmt: skip
+    parser.add_argument("--request-timeout", type=_seconds, default=10.0, metavar="SECONDS", help="seconds a client "
+                        "has to send a whole request, head and body, and to take each part of an answer (default 10): "
+                        "then a 408 and the connection closed")  # fmt: skip
+    parser.add_argument("--idle-timeout", type=_seconds, default=15.0, metavar="SECONDS", help="seconds a kept-alive "
+                        "connection may wait for its next request (default 15)")  # fmt: skip
+    parser.add_argument("--max-connections", type=_count, default=128, metavar="N", help="client connections served "
+                        "at once, a thread each (default 128); the next ones get a 503")  # fmt: skip
     parser.set_defaults(handler=run)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of seconds above 0")
+    return value
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: a whole number, at least 1")
+    return int(text)
 
 
 def _keys(args: argparse.Namespace) -> tuple[Keys, str]:
@@ -67,7 +92,7 @@ def _keys(args: argparse.Namespace) -> tuple[Keys, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from toolkit.proxy import ProxyServer, started_line
+    from toolkit.proxy import Limits, ProxyServer, started_line
 
     keys, profile_url = _keys(args)
     upstream = args.to or profile_url
@@ -75,9 +100,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give the gateway's base URL (--to https://sandbox.gateway.example/paynet) or --profile")
     if not upstream.startswith(("http://", "https://")):
         raise UsageError(f"--to {upstream}: a URL starting with http:// or https://")
+    limits = Limits(timeout=args.timeout, request_timeout=args.request_timeout, idle_timeout=args.idle_timeout,
+                    max_connections=args.max_connections)  # fmt: skip
     try:
-        proxy = ProxyServer(upstream, port=args.port, record=args.record, keys=keys, timeout=args.timeout,
+        proxy = ProxyServer(upstream, port=args.port, record=args.record, keys=keys, limits=limits,
                             profile=f"proxy ({args.profile})" if args.profile else "proxy")  # fmt: skip
+    except ValueError as exc:  # (a URL with a user, a query or no host)
+        raise UsageError(f"--to {exc}") from None
     except OSError as exc:
         raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") from None
     with Stop() as stop, stop_on_signals(stop), proxy:

@@ -4,11 +4,22 @@ diagnosis of its real traffic.
 - ``routes``: which operation a path addresses;
 - ``checks``: the request against the catalogue (fields, control, OAuth), the answer against the response model;
 - ``orders``: which order an exchange belongs to (one archive per order);
-- ``upstream``: the session to the gateway, HTTPS verified with the system's CA store;
-- ``server``: ``ProxyServer``, the loopback server that forwards, prints one line per exchange and records.
+- ``exchange``: one exchange as the proxy saw it, and its line;
+- ``server``: ``ProxyServer``, which checks, forwards, prints one line per exchange and records.
+
+As a network service, below the server:
+
+- ``limits``: what it allows its clients and the gateway (``Limits``: deadlines, connections, sizes);
+- ``listener``: the loopback socket, a bounded number of connections, a deadline for each request;
+- ``framing``: requests read as RFC 9112 frames them (a path for a target; no request inside another);
+- ``reply``: the answer written to the client, whole or as it comes;
+- ``refusals``: what the proxy answers itself, in the gateway's form on the gateway's paths;
+- ``upstream`` and ``deadline``: the way to the gateway, ``--timeout`` over the whole exchange;
+- ``bodies``: the bounded part of an answer that is checked and recorded, and its true size.
 """
 
 from toolkit.proxy.checks import Check, Keys
+from toolkit.proxy.limits import Limits
 from toolkit.proxy.server import ProxyServer, started_line
 
-__all__ = ["Check", "Keys", "ProxyServer", "started_line"]
+__all__ = ["Check", "Keys", "Limits", "ProxyServer", "started_line"]

@@ -3,26 +3,28 @@ what it finds wrong with each exchange in one masked line, and records the run a
 
 A client in any language records through it by taking the proxy's address as its gateway URL: a request
 to ``http://127.0.0.1:PORT/api/v2/sale/1001`` goes to ``UPSTREAM/api/v2/sale/1001`` (``UPSTREAM`` is the
-gateway's base URL, ``https://sandbox.example/paynet``).  Bodies and headers go as they came, but for two
-things: the hop-by-hop headers, and an OAuth signature made for the proxy's URL, which the gateway would
-refuse (OAuth signs the URL): the proxy re-signs it for the upstream URL when it has the key, and says so.
+gateway's base URL, ``https://sandbox.example/paynet``), and nowhere else.  Bodies and headers go as they came,
+but for two things: the hop-by-hop headers, and an OAuth signature made for the proxy's URL, which the gateway
+would refuse (OAuth signs the URL): the proxy re-signs it for the upstream URL when it has the key, and says so.
+
+It is a network service, built as one: ``listener`` bounds its connections and the time a client may take,
+``framing`` reads requests strictly (a request never carries another), ``upstream`` holds ``--timeout`` over a
+whole exchange and passes a large answer on as it comes, ``bodies`` keeps a bounded part of it (``limits``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TextIO
 
-import requests
-
 from toolkit.masking import mask_text
 from toolkit.operations import AuthScheme
+from toolkit.proxy.bodies import Body, ProxyRecorder
 from toolkit.proxy.checks import (
     Answer,
     Check,
@@ -33,10 +35,18 @@ from toolkit.proxy.checks import (
     request_pairs,
     unknown_path,
 )
+from toolkit.proxy.deadline import Deadline
+from toolkit.proxy.exchange import Exchange
+from toolkit.proxy.framing import Head, Refusal
+from toolkit.proxy.limits import Limits
+from toolkit.proxy.listener import Listener
 from toolkit.proxy.orders import Orders
+from toolkit.proxy.refusals import refusal
+from toolkit.proxy.reply import ClientGone, Reply
 from toolkit.proxy.routes import Route, route
-from toolkit.proxy.upstream import forwarded, upstream_session
-from toolkit.recording import Recorder, RecordingRun, clear
+from toolkit.proxy.upstream import Answer as Upstreamed
+from toolkit.proxy.upstream import Upstream, UpstreamError, UpstreamTimeout, forwarded
+from toolkit.recording import RecordingRun, clear
 from toolkit.signing import (
     authorization_header,
     oauth_params_from_header,
@@ -45,55 +55,14 @@ from toolkit.signing import (
     sign_rsa_sha256,
     signature_base_string,
 )
-from toolkit.terminal import printable
 
-MAX_BODY = 1 << 20  # bytes of a request body the proxy reads (a gateway request is a few kilobytes)
-PROBLEM, NOTE = "  ! ", "  - "
-
-
-@dataclass
-class Exchange:
-    """One exchange as the proxy saw it, for its line and its recording."""
-
-    method: str
-    path: str
-    route: Route | None
-    pairs: list[tuple[str, str]]
-    checks: list[Check] = field(default_factory=list)
-    status: int | None = None
-    answer: Answer | None = None
-    elapsed: float = 0.0
-    error: str = ""
-
-    @property
-    def problems(self) -> list[Check]:
-        return [check for check in self.checks if check.problem]
-
-    def line(self, said: set[str] | None = None) -> str:
-        """``12:00:01  sale 1001  200 async-response processing  38 ms  ok`` and one line per finding, masked.
-
-        ``said``: the notes printed before; a note already in it is not printed again (it is added otherwise)."""
-        what = f"{self.route.operation.name} {self.route.path_id}" if self.route else f"{self.method} {self.path}"
-        if self.route and self.route.by_group:
-            what = f"{self.route.operation.name} group {self.route.path_id}"
-        outcome = f"{self.status} {self.answer.summary}" if self.status is not None and self.answer else ""
-        outcome = outcome or (f"{self.status}" if self.status is not None else f"no answer: {self.error}")
-        verdict = f"{len(self.problems)} problem{'s' * (len(self.problems) != 1)}" if self.problems else "ok"
-        head = (
-            f"{datetime.now().strftime('%H:%M:%S')}  {what}  {outcome.strip()}  {self.elapsed * 1000:.0f} ms  {verdict}"
-        )
-        lines = [head]
-        for check in self.checks:
-            if not check.problem and said is not None:
-                if check.text in said:
-                    continue
-                said.add(check.text)
-            lines.append((PROBLEM if check.problem else NOTE) + str(check))
-        return "\n".join(printable(mask_text(line)) for line in lines)  # (each line: a path may carry \r\n)
+Headers = list[tuple[str, str]]
 
 
 class ProxyServer:
-    """The recording proxy: ``with ProxyServer(upstream, record=folder) as proxy: ... proxy.base_url``."""
+    """The recording proxy: ``with ProxyServer(upstream, record=folder) as proxy: ... proxy.base_url``.
+
+    ValueError for an upstream URL that is not one (``http(s)://host[/path]``), OSError for a port taken."""
 
     def __init__(
         self,
@@ -103,44 +72,43 @@ class ProxyServer:
         record: Path | None = None,
         keys: Keys | None = None,
         out: TextIO | None = None,
-        timeout: float = 60.0,
+        limits: Limits | None = None,
         profile: str = "proxy",
     ) -> None:
-        self.upstream = upstream.rstrip("/")
+        self.limits = limits or Limits()
+        self.gateway = Upstream(upstream)
+        self.upstream = self.gateway.url
         self.keys = keys or Keys()
         self.out = out or sys.stdout
-        self.timeout = timeout
-        self.session = upstream_session()
         self.orders = Orders()
         self.exchanges = 0
         self.with_problems = 0
-        self._recorders: dict[str, Recorder] = {}
+        self._recorders: dict[str, ProxyRecorder] = {}
         self._said: set[str] = set()  # the notes printed so far: each is printed once
         self._lock = threading.Lock()
         self.run: RecordingRun | None = None
+        self._listener = Listener(self, self.limits, port=port)
         if record is not None:
             clear(Path(record))
             self.run = RecordingRun(Path(record), profile=profile, base_url=self.upstream)
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        host, port = self._listener.address
+        return f"http://{host}:{port}"
+
+    @property
+    def open_connections(self) -> int:
+        """Client connections served now (a thread each)."""
+        return self._listener.open_connections
 
     def start(self) -> ProxyServer:
-        self._thread = threading.Thread(target=self._server.serve_forever, name="gatekit-proxy", daemon=True)
-        self._thread.start()
+        self._listener.start()
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self.session.close()
+        self._listener.stop()
+        self.gateway.close()
 
     def __enter__(self) -> ProxyServer:
         return self.start()
@@ -150,150 +118,192 @@ class ProxyServer:
 
     def summary(self) -> str:
         recorded = f"; {len(self._recorders)} order(s) recorded in {self.run.folder}" if self.run else ""
-        return f"{self.exchanges} exchange(s), {self.with_problems} with problems{recorded}"
+        busy, slow = self._listener.turned_away, self._listener.too_slow
+        turned = f"; {busy} connection(s) turned away (--max-connections)" if busy else ""
+        late = f"; {slow} request(s) not received in time (--request-timeout)" if slow else ""
+        return f"{self.exchanges} exchange(s), {self.with_problems} with problems{recorded}{turned}{late}"
 
-    # --- one exchange ------------------------------------------------------------------------------------
+    # --- what the listener hands over (``listener.Service``) ------------------------------------------------
 
-    def handle(
-        self, method: str, path: str, headers: dict[str, str], body: bytes, host: str
-    ) -> tuple[int, dict[str, str], bytes]:
-        """Check, forward, check the answer, print, record; the answer for the client."""
-        lower = {name.lower(): value for name, value in headers.items()}
-        found = route(path.split("?", 1)[0])
-        upstream_url = self.upstream + path
-        exchange = Exchange(method, path, found, [])
-        out_headers = forwarded(headers)
-        signed_with = ""
-        if found is None:
-            exchange.checks += unknown_path(method, path)
-        else:
-            exchange.pairs, exchange.checks = request_pairs(body)
-            exchange.checks += check_request(found, method, lower, exchange.pairs)
-            signature = check_signature(
-                found, exchange.pairs, body.decode("utf-8", "replace"), lower.get("authorization"),
-                client_url=f"http://{host}{path}", upstream_url=upstream_url, keys=self.keys,
-            )  # fmt: skip
-            exchange.checks += signature.checks
-            if any(check.problem for check in signature.checks):
-                signed_with = "a wrong signature"
-            if signature.signed_for == "client" and f"http://{host}{path}" != upstream_url:
-                exchange.checks.append(self._resign(found, exchange.pairs, out_headers, upstream_url))
-        order = self.orders.name_of(dict(exchange.pairs))
+    def serve(self, head: Head, body: bytes, reply: Reply) -> None:
+        """Check, forward, pass the answer on, check it, print, record."""
+        exchange = self._prepare(head, body)
         started = time.monotonic()
-        answer: requests.Response | None = None
         try:
-            answer = self.session.request(method, upstream_url, data=body, headers=out_headers,
-                                          timeout=self.timeout, allow_redirects=False)  # fmt: skip
-        except requests.RequestException as exc:
-            exchange.error = mask_text(str(exc))[:300]
-        exchange.elapsed = time.monotonic() - started
-        if answer is not None:
-            exchange.status = answer.status_code
-            if found is not None:
-                answered = {name.lower(): value for name, value in answer.headers.items()}
-                exchange.answer = check_answer_of(
-                    found.operation, dict(exchange.pairs), lower, answer.status_code, answered, answer.content
-                )
-                exchange.checks += exchange.answer.checks
-                self.orders.learn(order, exchange.answer.fields)
-        self._report(exchange)
-        self._record(order, exchange, upstream_url, out_headers, answer, signed_with)
-        if answer is None:
-            text = f"gatekit proxy: no answer from {self.upstream}: {exchange.error}\n".encode()
-            return 502, {"Content-Type": "text/plain; charset=utf-8"}, text
-        return answer.status_code, forwarded(answer.headers), answer.content
+            answer = self.gateway.send(head.method, head.target, exchange.headers, body, Deadline(self.limits.timeout))
+        except UpstreamError as exc:
+            self._no_answer(exchange, head, reply, exc, time.monotonic() - started)
+            return
+        with contextlib.closing(answer):
+            kept, spilled = Body(self.limits.kept_body), b""  # (spilled: the end of the read that filled ``kept``)
+            try:
+                while not answer.complete and not kept.full:
+                    spilled = kept.add(answer.read())
+            except UpstreamError as exc:
+                after = f" (after HTTP {answer.status} and {kept.size} bytes)"
+                self._no_answer(exchange, head, reply, exc, time.monotonic() - started, after)
+                return
+            exchange.status, exchange.body = answer.status, kept
+            if answer.complete:  # (kept whole: checked, printed and recorded before the client has it)
+                answer.close()
+                exchange.elapsed = time.monotonic() - started
+                self._conclude(exchange, head, answer)
+                self._pass_whole(head, answer, kept, reply)
+                return
+            try:
+                self._stream(exchange, answer, bytes(kept.kept) + spilled, reply)
+            finally:
+                answer.close()
+                exchange.elapsed = time.monotonic() - started
+                self._conclude(exchange, head, answer)
 
-    def _resign(self, found: Route, pairs: list[tuple[str, str]], headers: dict[str, str], url: str) -> Check:
+    def refuse(self, head: Head | None, refused: Refusal, reply: Reply) -> None:
+        """A request ``framing`` refused: one line (a problem of the client's), the answer, the connection closed."""
+        target = head.target if head else ""
+        exchange = Exchange(head.method if head else "-", target or "(request line unread)", route(target), [])
+        exchange.status = refused.status
+        exchange.error = "refused by the proxy, not forwarded"
+        exchange.checks.append(Check(refused.message))
+        self._report(exchange)
+        self._answer_itself(head, reply, refused.status, refused.message)
+
+    def failed(self, error: Exception) -> None:
+        text = mask_text(f"{error.__class__.__name__}: {error}")[:300]
+        with self._lock:
+            print(f"gatekit proxy: unexpected {text} (a bug of gatekit: please report it)", file=self.out, flush=True)
+
+    # --- one exchange ---------------------------------------------------------------------------------------
+
+    def _prepare(self, head: Head, body: bytes) -> Exchange:
+        """The exchange with its request checked, its order named, and the headers to forward (re-signed when the
+        client signed the proxy's URL)."""
+        lower = {name.lower(): value for name, value in head.fields}
+        found = route(head.target.split("?", 1)[0])
+        upstream_url = self.gateway.url_for(head.target)
+        exchange = Exchange(head.method, head.target, found, [], headers=forwarded(head.fields, request=True))
+        if found is None:
+            exchange.checks += unknown_path(head.method, head.target)
+            exchange.order = self.orders.name_of({})
+            return exchange
+        exchange.pairs, exchange.checks = request_pairs(body)
+        exchange.order = self.orders.name_of(dict(exchange.pairs))
+        exchange.checks += check_request(found, head.method, lower, exchange.pairs)
+        client_url = f"http://{lower.get('host') or self.base_url.removeprefix('http://')}{head.target}"
+        signature = check_signature(
+            found, exchange.pairs, body.decode("utf-8", "replace"), lower.get("authorization"),
+            client_url=client_url, upstream_url=upstream_url, keys=self.keys,
+        )  # fmt: skip
+        exchange.checks += signature.checks
+        if any(check.problem for check in signature.checks):
+            exchange.signed_with = "a wrong signature"
+        if signature.signed_for == "client" and client_url != upstream_url:
+            exchange.checks.append(self._resign(found, exchange.pairs, exchange.headers, upstream_url))
+        return exchange
+
+    def _no_answer(
+        self, exchange: Exchange, head: Head, reply: Reply, exc: UpstreamError, elapsed: float, after: str = ""
+    ) -> None:
+        """No (whole) answer, and nothing of it sent yet: recorded so, and the client told (504 for a timeout)."""
+        exchange.error, exchange.elapsed = f"{exc}{after}", elapsed
+        self._conclude(exchange, head, None)
+        self._answer_itself(head, reply, 504 if isinstance(exc, UpstreamTimeout) else 502, exchange.error)
+
+    @staticmethod
+    def _pass_whole(head: Head, answer: Upstreamed, kept: Body, reply: Reply) -> None:
+        if head.method == "HEAD":  # (the gateway's Content-Length: that of the body a GET would get)
+            reply.start(answer.status, forwarded(answer.headers, request=False), answer.length)
+        else:
+            reply.send(answer.status, forwarded(answer.headers, request=False), bytes(kept.kept))
+
+    def _stream(self, exchange: Exchange, answer: Upstreamed, first: bytes, reply: Reply) -> None:
+        """An answer larger than what is kept: ``first`` (what came so far), then the rest as it comes.  Cut
+        short, the connection says so by closing (a Content-Length not reached, or chunks without their last)."""
+        kept = exchange.body
+        assert kept is not None
+        reply.start(answer.status, forwarded(answer.headers, request=False), answer.length)
+        try:
+            reply.write(first)
+            while data := answer.read():
+                kept.add(data)
+                reply.write(data)
+            reply.end()
+        except UpstreamError as exc:
+            reply.keep_alive = False
+            exchange.error = f"{exc}: the answer was cut after {kept.size} bytes"
+        except ClientGone:
+            exchange.checks.append(Check(f"the client went away after {reply.sent} bytes of the answer", False))
+
+    def _check_answer(self, exchange: Exchange, head: Head, answer: Upstreamed) -> None:
+        kept = exchange.body
+        if exchange.route is None or kept is None:
+            return
+        if kept.full:
+            checks = [Check(f"HTTP {answer.status}: an answer of {kept.size} bytes is no gateway answer")]
+            exchange.answer = Answer({}, checks)
+        else:
+            lower = {name.lower(): value for name, value in head.fields}
+            answered = {name.lower(): value for name, value in answer.headers}
+            exchange.answer = check_answer_of(exchange.route.operation, dict(exchange.pairs), lower, answer.status,
+                                              answered, bytes(kept.kept))  # fmt: skip
+            self.orders.learn(exchange.order, exchange.answer.fields)
+        exchange.checks += exchange.answer.checks
+
+    def _answer_itself(self, head: Head | None, reply: Reply, status: int, message: str) -> None:
+        headers, body = refusal(message, path=head.target if head else "", accept=head.get("accept") if head else "")
+        reply.keep_alive = reply.keep_alive and status in (502, 504)  # (a refused request's connection is closed)
+        reply.send(status, headers, body)
+
+    def _resign(self, found: Route, pairs: list[tuple[str, str]], headers: Headers, url: str) -> Check:
         """The client signed the proxy's URL: sign the same parameters for ``url``, or say why not."""
         op = found.operation
         if not self.keys.can_sign(op.auth):
             what = "private key" if op.auth is AuthScheme.OAUTH_RSA_SHA256 else "control key"
             return Check(f"OAuth signature made for the proxy's URL: the gateway checks it against {url} and will "
                          f"refuse it (the proxy re-signs with the merchant's {what}: --profile)", False)  # fmt: skip
-        name = next(n for n in headers if n.lower() == "authorization")
-        params = parse_authorization_header(headers[name])
+        index = next(i for i, (name, _) in enumerate(headers) if name.lower() == "authorization")
+        name, value = headers[index]
+        params = parse_authorization_header(value)
         oauth = oauth_params_from_header({"oauth_version": "1.0", **params})
         base = signature_base_string("POST", url, pairs, oauth)
         if op.auth is AuthScheme.OAUTH_RSA_SHA256 and self.keys.private_key is not None:
             signature = sign_rsa_sha256(base, self.keys.private_key)
         else:
             signature = sign_hmac_sha1(base, self.keys.control_key.reveal() if self.keys.control_key else "")
-        headers[name] = authorization_header(oauth, signature, realm=params.get("realm"))
+        headers[index] = (name, authorization_header(oauth, signature, realm=params.get("realm")))
         return Check(f"OAuth signature verified for the proxy's URL and re-signed for {url}", False)
+
+    def _conclude(self, exchange: Exchange, head: Head, answer: Upstreamed | None) -> None:
+        """The answer checked, the exchange's line printed and its recording written."""
+        if answer is not None:
+            self._check_answer(exchange, head, answer)
+        self._report(exchange)
+        if self.run is None:
+            return
+        with self._lock:
+            recorder = self._recorders.setdefault(exchange.order, ProxyRecorder())
+        answered = dict(answer.headers) if answer is not None else {}
+        recorder.exchange_with(
+            exchange.body if answer is not None else None,
+            next((value for name, value in answered.items() if name.lower() == "content-type"), ""),
+            operation=exchange.route.operation.name if exchange.route else "",
+            method=exchange.method,
+            url=self.gateway.url_for(exchange.path),
+            headers=dict(exchange.headers),
+            fields=exchange.pairs,
+            status=exchange.status,
+            response_headers=answered,
+            elapsed=exchange.elapsed,
+            error=exchange.error or None,
+            signed_with=exchange.signed_with,
+            findings=[check.text for check in exchange.checks],
+        )
+        self.run.keep(exchange.order, recorder, tags=["proxy"])
 
     def _report(self, exchange: Exchange) -> None:
         with self._lock:
             self.exchanges += 1
             self.with_problems += bool(exchange.problems)
             print(exchange.line(self._said), file=self.out, flush=True)
-
-    def _record(
-        self,
-        order: str,
-        exchange: Exchange,
-        url: str,
-        headers: dict[str, str],
-        answer: requests.Response | None,
-        signed_with: str,
-    ) -> None:
-        if self.run is None:
-            return
-        with self._lock:
-            recorder = self._recorders.setdefault(order, Recorder())
-        recorder.exchange(
-            operation=exchange.route.operation.name if exchange.route else "",
-            method=exchange.method,
-            url=url,
-            headers=headers,
-            fields=exchange.pairs,
-            status=exchange.status,
-            response_headers=dict(answer.headers) if answer is not None else {},
-            body=answer.text if answer is not None else "",
-            elapsed=exchange.elapsed,
-            error=exchange.error or None,
-            signed_with=signed_with,
-            findings=[check.text for check in exchange.checks],
-        )
-        self.run.keep(order, recorder, tags=["proxy"])
-
-
-def _handler_for(proxy: ProxyServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        server_version = "gatekit-proxy"
-
-        def _forward(self) -> None:
-            length = self.headers.get("Content-Length")
-            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-                self._send(411, b"gatekit proxy: send a Content-Length (the gateway's clients do)\n")
-                return
-            size = int(length) if length and length.isdigit() else 0
-            if size > MAX_BODY:
-                self._send(413, f"gatekit proxy: a body above {MAX_BODY} bytes is no gateway request\n".encode())
-                return
-            body = self.rfile.read(size) if size else b""
-            host = self.headers.get("Host") or proxy.base_url.removeprefix("http://")
-            status, headers, content = proxy.handle(self.command, self.path, dict(self.headers.items()), body, host)
-            self._send(status, content, headers)
-
-        def _send(self, status: int, content: bytes, headers: dict[str, str] | None = None) -> None:
-            self.send_response(status)
-            for name, value in (headers or {"Content-Type": "text/plain; charset=utf-8"}).items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(content)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(content)
-
-        do_POST = do_GET = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _forward
-
-        def log_message(self, format: str, *args: object) -> None:  # one line per exchange is printed already
-            pass
-
-    return Handler
-
-
-__all__ = ["Exchange", "ProxyServer"]
 
 
 def started_line(proxy: ProxyServer) -> str:
@@ -304,3 +314,6 @@ def started_line(proxy: ProxyServer) -> str:
     record = f"; recording in {proxy.run.folder}" if proxy.run else ""
     return (f"gatekit proxy: {proxy.base_url} -> {proxy.upstream} (take {proxy.base_url} as the gateway URL)\n"
             f"gatekit proxy: {checks}; {oauth}{record}; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")  # fmt: skip
+
+
+__all__ = ["Exchange", "ProxyServer", "started_line"]
