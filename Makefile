@@ -128,6 +128,7 @@ bench: $(STAMP) $(WRK_STAMP) $(POSTGRES_STAMP)
 	$(PY) benchmarks/bench_suite.py
 	$(PY) benchmarks/bench_team.py
 	$(PY) benchmarks/bench_load_generator.py
+	$(PY) benchmarks/bench_drift.py
 
 # The fuzz suite at length: schemathesis over /paynet/openapi.json, signed; the control API (/_sim/) with
 # hypothesis; random sequences of follow-ups against the ledger (make test runs a short pass of each).

@@ -7,7 +7,9 @@
 The table goes to the terminal; ``--out`` (default ``reports/drift``) gets ``drift.md`` (for a CI summary),
 ``drift.html`` (standalone), ``drift.json`` and the replay's recordings (``replay/``).  ``drift.toml`` (or
 ``--accept FILE``) lists the differences a team knows, each with its reason.  Exit status: 0 no difference
-that is not accepted, 1 some, 2 it could not run.
+that is not accepted, 1 some, 2 it could not run: a recording it cannot read (the message names the file, the
+entry and the field, and what was expected), an index naming a file outside its folder, a drift.toml it cannot
+use.  Every recording is read, and checked, before the simulator starts.
 """
 
 from __future__ import annotations
@@ -46,24 +48,22 @@ def run(args: argparse.Namespace) -> int:
     from toolkit.drift import drift_report
     from toolkit.drift.accept import AcceptError
     from toolkit.drift.report import html_page, json_text, markdown, table
-    from toolkit.recording import read_index
+    from toolkit.recording import RecordingError, read_index
 
-    for folder in (args.recording, args.other):
-        if folder is not None:
-            try:
-                read_index(folder)
-            except ValueError as exc:
-                raise UsageError(str(exc)) from None
     accept = args.accept or (Path("drift.toml") if Path("drift.toml").is_file() else None)
     if args.accept is not None and not args.accept.is_file():
         raise UsageError(f"--accept {args.accept}: no such file")
     out: Path = args.out
     try:
+        for folder in (args.recording, args.other):
+            if folder is not None:
+                read_index(folder)  # (at once: not a recording, or its index is broken)
         if args.other is not None:
             report = drift_report(args.recording, args.other, accept=accept)
         else:
+            _not_the_recording(out / "replay", args.recording)
             report = _replayed(args, out, accept)
-    except AcceptError as exc:
+    except (AcceptError, RecordingError) as exc:
         raise UsageError(str(exc)) from None
     out.mkdir(parents=True, exist_ok=True)
     (out / "drift.md").write_text(markdown(report), encoding="utf-8")
@@ -72,6 +72,12 @@ def run(args: argparse.Namespace) -> int:
     print(table(report), end="")
     print(f"\nReports: {out / 'drift.md'}, {out / 'drift.html'}, {out / 'drift.json'}")
     return 1 if report.open else 0
+
+
+def _not_the_recording(replay: Path, recording: Path) -> None:
+    """The replay is written in ``replay``, emptied first: never the recording replayed."""
+    if replay.resolve() == recording.resolve():
+        raise UsageError(f"--out: its replay/ folder is the recording {recording}: the replay would replace it")
 
 
 def _replayed(args: argparse.Namespace, out: Path, accept: Path | None) -> DriftReport:

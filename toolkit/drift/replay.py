@@ -17,21 +17,23 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import requests
 
 from toolkit.callbacks import CallbackReceiver, Received
 from toolkit.client import GatewayClient
 from toolkit.config import PollSchedule
-from toolkit.drift.trace import ASSIGNED, FINAL, answer_of, read
+from toolkit.drift.archive import Archive, Entry
+from toolkit.drift.recorded import Recording, read_recording
+from toolkit.drift.trace import ASSIGNED, FINAL, answer_of
 from toolkit.errors import GatewayError, WaitTimeout
 from toolkit.fields import luhn_ok
 from toolkit.masking import CVV_MASK, is_cvv_name, is_pan_name
 from toolkit.models import Status, StatusResponse
 from toolkit.payer import Payer, PayerError
-from toolkit.recording import Recorder, RecordingRun, clear, read_index
-from toolkit.recording.har import fields_of
+from toolkit.recording import Recorder, RecordingRun, clear
 from toolkit.signing import new_nonce
 from toolkit.simulator.server import SimulatorServer
 from toolkit.simulator.settings import SimulatorSettings
@@ -46,12 +48,15 @@ KNOWN_CARDS = (*THREE_DS_V1_CARDS, *EXAMPLE_CARDS)
 # How a recording says a request was signed so that it does not verify: the steps' other merchant key, or a
 # signature the recording proxy found wrong.  A replay signs those with a key the simulator does not know.
 WRONGLY_SIGNED = ("another key", "a wrong signature")
+PAN_LENGTHS = range(12, 20)  # a card number has 12 to 19 digits (ISO/IEC 7812); a masked one as many characters
 
 
 def card_number(masked: str) -> str:
     """A Luhn-valid number with the BIN and last four of ``masked`` (``453897******6732``); a public test card
-    (3-D Secure 1.0.2, the examples) as itself."""
+    (3-D Secure 1.0.2, the examples) as itself; anything longer or shorter than a card number as it is."""
     digits = masked.strip()
+    if len(digits) not in PAN_LENGTHS:
+        return digits
     for known in KNOWN_CARDS:
         if len(known) == len(digits) and known[:6] == digits[:6] and known[-4:] == digits[-4:]:
             return known
@@ -80,7 +85,7 @@ class ScenarioReplay:
 
     server: SimulatorServer
     receiver: CallbackReceiver
-    archive: Mapping[str, Any]
+    archive: Archive
     recorder: Recorder = field(default_factory=Recorder)
     values: dict[str, str] = field(default_factory=dict)  # recorded value -> the replay's
     notes: list[str] = field(default_factory=list)  # what could not be replayed, in words
@@ -90,8 +95,8 @@ class ScenarioReplay:
     login: str | None = ""
 
     def run(self) -> Recorder:
-        entries = sorted(self.archive["log"]["entries"], key=lambda item: item["startedDateTime"])
-        logins = Counter(fields_of(item).get("login") for item in entries if item.get("_kind") == "exchange")
+        entries = self.archive.entries
+        logins = Counter(item.fields.get("login") for item in entries if item.kind == "exchange")
         logins.pop(None, None)
         self.login = logins.most_common(1)[0][0] if logins else ""  # the merchant's login in the recording
 
@@ -111,44 +116,42 @@ class ScenarioReplay:
             self.payer = Payer(recorder=self.recorder, merchant_urls=[self.receiver.redirect_url])
             try:
                 self._steps(entries)
-                self._callbacks(sum(1 for item in entries if item.get("_kind") == "callback"))
+                self._callbacks(sum(1 for item in entries if item.kind == "callback"))
             finally:
                 self.payer.session.close()
                 self.receiver.observers.remove(observer)
         return self.recorder
 
-    def _steps(self, entries: list[dict[str, Any]]) -> None:
+    def _steps(self, entries: list[Entry]) -> None:
         index = 0
         while index < len(entries):
             item = entries[index]
-            kind = item.get("_kind", "exchange")
-            if kind == "exchange" and item.get("_operation") == "status":
-                group = self._wait_group(entries, index)
+            if item.kind == "exchange" and item.operation == "status":
+                group, index = self._wait_group(entries, index)
                 self._wait(group)
-                index = entries.index(group[-1])
-            elif kind == "exchange":
+            elif item.kind == "exchange":
                 self._call(item)
-            elif kind == "visit":
+            elif item.kind == "visit":
                 self._payer(item)
-            elif kind == "redirect":  # the payer came back to the merchant (a browser does it by itself)
-                self._deliver(fields_of(item))
+            elif item.kind == "redirect":  # the payer came back to the merchant (a browser does it by itself)
+                self._deliver(item.fields)
             index += 1
 
     @staticmethod
-    def _wait_group(entries: list[dict[str, Any]], start: int) -> list[dict[str, Any]]:
-        """The status polls of one wait: those with the same fields, callbacks and redirects between them."""
-        key = fields_of(entries[start])
-        key.pop("control", None)
-        group = [entries[start]]
-        for item in entries[start + 1 :]:
-            if item.get("_kind") in ("callback", "redirect"):
+    def _wait_group(entries: list[Entry], start: int) -> tuple[list[Entry], int]:
+        """The status polls of one wait (those with the same fields, callbacks and redirects between them) and the
+        index of its last poll."""
+        key = _unsigned(entries[start].fields)
+        group, last = [entries[start]], start
+        for index in range(start + 1, len(entries)):
+            item = entries[index]
+            if item.kind in ("callback", "redirect"):
                 continue
-            fields = fields_of(item)
-            fields.pop("control", None)
-            if item.get("_kind") != "exchange" or item.get("_operation") != "status" or fields != key:
+            if item.kind != "exchange" or item.operation != "status" or _unsigned(item.fields) != key:
                 break
             group.append(item)
-        return group
+            last = index
+        return group, last
 
     # --- the merchant -----------------------------------------------------------------------------------
 
@@ -170,26 +173,24 @@ class ScenarioReplay:
             fields[name] = value
         return fields
 
-    def _signing(self, item: Mapping[str, Any]) -> GatewayClient:
+    def _signing(self, item: Entry) -> GatewayClient:
         """The client that signs the replayed request as the recorded one was: the same offset of its OAuth
         timestamp from the moment it was sent (a stale one stays stale), the same nonce again where the
         recording repeated one, another key where the recording says so."""
-        client = self.wrong_key if item.get("_signed_with") in WRONGLY_SIGNED else self.client
-        header = next((h["value"] for h in item["request"]["headers"] if h["name"].lower() == "authorization"), "")
-        oauth = dict(re.findall(r'(oauth_\w+)="([^"]*)"', header))
-        if "oauth_timestamp" in oauth and oauth["oauth_timestamp"].isdigit():
-            sent = datetime.fromisoformat(item["startedDateTime"]).timestamp()
-            offset = int(oauth["oauth_timestamp"]) - sent
+        client = self.wrong_key if item.signed_with in WRONGLY_SIGNED else self.client
+        oauth = dict(re.findall(r'(oauth_\w+)="([^"]*)"', item.header("authorization")))
+        if re.fullmatch(r"[0-9]{1,12}", oauth.get("oauth_timestamp", "")):  # (seconds: 12 digits are 31,000 years)
+            offset = int(oauth["oauth_timestamp"]) - item.started.timestamp()
             client.clock = (lambda: time.time() + offset) if abs(offset) > SKEW else time.time
         if "oauth_nonce" in oauth:
             nonce = self.nonces.setdefault(oauth["oauth_nonce"], new_nonce())
             client.nonce = lambda: nonce
         return client
 
-    def _call(self, item: Mapping[str, Any]) -> None:
-        operation = str(item.get("_operation", ""))
-        fields = self._fields(fields_of(item))
-        group = "/group/" in item["request"]["url"]
+    def _call(self, item: Entry) -> None:
+        operation = item.operation
+        fields = self._fields(item.fields)
+        group = "/group/" in item.url
         before = len(self.recorder)
         client = self._signing(item)
         try:
@@ -199,7 +200,7 @@ class ScenarioReplay:
         except (ValueError, KeyError) as exc:
             self.notes.append(f"{operation}: not replayed ({exc})")
             return
-        self._learn(answer_of(item), self._answer_since(before))
+        self._learn(item.answer, self._answer_since(before))
 
     def _answer_since(self, before: int) -> dict[str, str]:
         entries = self.recorder.entries
@@ -211,11 +212,11 @@ class ScenarioReplay:
             if recorded.get(name) and replayed.get(name):
                 self.values.setdefault(recorded[name], replayed[name])
 
-    def _wait(self, group: list[dict[str, Any]]) -> None:
+    def _wait(self, group: list[Entry]) -> None:
         """Poll the status until what the recorded wait ended on; one poll when it ended on ``processing``."""
-        recorded = answer_of(group[-1])
-        fields = self._fields(fields_of(group[0]))
-        until = _until(recorded, int(group[-1]["response"]["status"]))
+        recorded = group[-1].answer
+        fields = self._fields(group[0].fields)
+        until = _until(recorded, group[-1].status)
         query = {"client_orderid": fields.get("client_orderid"), "orderid": fields.get("orderid")}
         if fields.get("by-request-sn"):
             query["by_request_sn"] = fields["by-request-sn"]
@@ -241,21 +242,20 @@ class ScenarioReplay:
         self._delivered = page
         try:
             delivered = self.payer.return_to_merchant(page)
-        except PayerError as exc:
+        except (PayerError, requests.RequestException) as exc:
             self.notes.append(f"the payer's return: {exc}")
             return
         for name, value in recorded.items():
             if name in delivered.fields and value and name not in ("status", "control", "amount", "currency"):
                 self.values.setdefault(value, delivered.fields[name])
 
-    def _payer(self, item: Mapping[str, Any]) -> None:
-        action = dict(item.get("_action") or {})
-        step = action.get("action") or ("open" if item.get("_step", "").startswith("open the") else "")
+    def _payer(self, item: Entry) -> None:
+        action = dict(item.action or {})
+        step = str(action.get("action") or ("open" if item.step.startswith("open the") else ""))
         page = self.payer.history[-1] if self.payer.history else None
         try:
             if step == "open":
-                url = self.values.get(item["request"]["url"], item["request"]["url"])
-                self.payer.settle(self.payer.open(url))
+                self._open(item.url)
             elif step == "pay" and page is not None:
                 self.payer.fill_payment_page(page, _card(action.get("card", {})))
             elif step == "challenge" and page is not None:
@@ -265,9 +265,18 @@ class ScenarioReplay:
             elif step == "follow" and self.last_status is not None:
                 self.payer.follow(self.last_status)
             elif step == "return":
-                self._deliver(fields_of(item))
-        except PayerError as exc:
+                self._deliver(item.fields)
+        except (PayerError, requests.RequestException) as exc:
             self.notes.append(f"the payer's {step}: {exc}")
+
+    def _open(self, recorded: str) -> None:
+        """Open the replay's page for the recorded one: an address the replay's gateway gave (a payment page, a
+        3-D Secure page), never one of the recording's own (the sandbox's, or any a recording names)."""
+        url = self.values.get(recorded)
+        if url is None:
+            self.notes.append(f"the payer's open: {recorded[:200]} is not a page the replay's gateway gave: not opened")
+            return
+        self.payer.settle(self.payer.open(url))
 
     def _callbacks(self, expected: int) -> None:
         """Until the replay received as many callbacks as the recording did (a deadline, not a sleep)."""
@@ -276,6 +285,10 @@ class ScenarioReplay:
             if sum(1 for item in self.recorder.entries if item.get("_kind") == "callback") >= expected:
                 return
             time.sleep(0.02)
+
+
+def _unsigned(fields: Mapping[str, str]) -> dict[str, str]:
+    return {name: value for name, value in fields.items() if name != "control"}
 
 
 def _tag(url: str, kind: str) -> str:
@@ -293,10 +306,10 @@ def _card(recorded: Mapping[str, Any]) -> Card:
             number = number[:-1] + str((int(number[-1]) + 1) % 10)
     return Card(
         number,
-        recorded.get("expire_month", "12"),
-        recorded.get("expire_year", "2099"),
+        str(recorded.get("expire_month", "12")),
+        str(recorded.get("expire_year", "2099")),
         NOT_IN_THE_TABLE if cvv2 == CVV_MASK else cvv2,
-        recorded.get("holder", ""),
+        str(recorded.get("holder", "")),
     )
 
 
@@ -323,23 +336,25 @@ class ReplayedRun:
     notes: dict[str, list[str]]
 
 
-def replay_run(recorded: Path, out: Path, settings: SimulatorSettings) -> ReplayedRun:
-    """Replay every scenario of the recording ``recorded`` on a fresh simulator; the replay recorded in ``out``."""
-    index = read_index(recorded)
+def replay_run(recorded: Path | Recording, out: Path, settings: SimulatorSettings) -> ReplayedRun:
+    """Replay every scenario of the recording ``recorded`` (its folder, or the recording read: all of it is read,
+    and checked, before the simulator starts) on a fresh simulator; the replay recorded in ``out``."""
+    recording = recorded if isinstance(recorded, Recording) else read_recording(Path(recorded))
+    if Path(out).resolve() == recording.folder.resolve():
+        raise ValueError(f"{out}: the recording replayed: its replay would replace it")
     clear(out)
     skipped: dict[str, str] = {}
     notes: dict[str, list[str]] = {}
     with SimulatorServer(settings) as server, CallbackReceiver(settings.merchants[0].control_key) as receiver:
         summary = {name: getattr(settings, name) for name in ("latency", "page_style", "lenient")}
         run = RecordingRun(out, profile="simulator (replay)", base_url="embedded simulator", simulator=summary)
-        for scenario in index["scenarios"]:
-            name = scenario["name"]
-            if "simulator" in scenario.get("tags", []):
+        for scenario in recording.scenarios:
+            name = scenario.name
+            if "simulator" in scenario.tags:
                 skipped[name] = "needs the simulator's control API (@simulator): not replayed"
                 continue
-            replay = ScenarioReplay(server, receiver, read(recorded / scenario["file"]))
-            run.add(name, replay.run(), nodeid=scenario.get("nodeid", ""), tags=scenario.get("tags", []),
-                    started=scenario.get("started", ""))  # fmt: skip
+            replay = ScenarioReplay(server, receiver, scenario.archive)
+            run.add(name, replay.run(), nodeid=scenario.nodeid, tags=list(scenario.tags), started=scenario.started)
             if replay.notes:
                 notes[name] = replay.notes
     return ReplayedRun(out, skipped, notes)

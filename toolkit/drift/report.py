@@ -1,5 +1,9 @@
 """What ``gatekit drift`` shows: a table for the terminal, Markdown for CI summaries, a standalone HTML page and
-JSON; and a ``[simulator]`` section fitted to the sandbox's timings."""
+JSON; and a ``[simulator]`` section fitted to the sandbox's timings.
+
+Every value that comes from a recording (names, operations, fields, answers' words, notes) goes through
+``shown``: masked, cut, and escaped for the terminal, Markdown or HTML it is written to; the JSON is ASCII.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from toolkit.drift.compare import (
     Difference,
     medians,
 )
+from toolkit.drift.shown import html_text, markdown_code, markdown_fence, terminal, value
 from toolkit.drift.trace import Trace
 
 COLUMNS = ("kind", "scenario", "step", "field", "sandbox", "simulator", "accepted")
@@ -65,14 +70,17 @@ class DriftReport:
         return f"no difference not accepted ({accepted} accepted)" if accepted else "no difference"
 
     def as_json(self) -> dict[str, Any]:
+        """The report as data (values masked and cut as every report shows them)."""
         return {
-            "sandbox": self.sandbox,
-            "simulator": self.simulator,
+            "sandbox": value(self.sandbox),
+            "simulator": value(self.simulator),
             "scenarios": self.scenarios,
             "verdict": self.verdict,
-            "differences": [difference.as_dict() for difference in self.differences],
-            "skipped": self.skipped,
-            "notes": self.notes,
+            "differences": [
+                {key: value(text) for key, text in difference.as_dict().items()} for difference in self.differences
+            ],
+            "skipped": {value(name): value(why) for name, why in self.skipped.items()},
+            "notes": {value(name): [value(note) for note in notes] for name, notes in self.notes.items()},
             "suggested_simulator_settings": self.suggested,
             "limits": list(LIMITS),
         }
@@ -107,10 +115,11 @@ def _cell(difference: Difference, column: str) -> str:
 def table(report: DriftReport, width: int = 40) -> str:
     """The terminal table of the differences, then what was skipped and the suggested settings."""
     lines = [
-        f"drift: {report.sandbox} (sandbox) against {report.simulator}: {report.scenarios} scenarios, {report.verdict}"
+        f"drift: {terminal(report.sandbox)} (sandbox) against {terminal(report.simulator)}: {report.scenarios} "
+        f"scenarios, {report.verdict}"
     ]
     if report.differences:
-        rows = [[_cell(d, column)[:width] for column in COLUMNS] for d in report.differences]
+        rows = [[terminal(_cell(d, column))[:width] for column in COLUMNS] for d in report.differences]
         sizes = [max(len(column), *(len(row[i]) for row in rows)) for i, column in enumerate(COLUMNS)]
         lines.append("")
         lines.append("  ".join(column.ljust(size) for column, size in zip(COLUMNS, sizes, strict=True)).rstrip())
@@ -120,13 +129,14 @@ def table(report: DriftReport, width: int = 40) -> str:
 
 
 def _tail(report: DriftReport) -> list[str]:
+    """What was not compared, the fitted settings and the limits, as lines safe for a terminal."""
     lines = []
     if report.skipped:
         lines += ["", f"not compared ({len(report.skipped)}):"]
-        lines += [f"  {name}: {why}" for name, why in report.skipped.items()]
+        lines += [f"  {terminal(name)}: {terminal(why)}" for name, why in report.skipped.items()]
     if report.notes:
         lines += ["", "not replayed as recorded:"]
-        lines += [f"  {name}: {note}" for name, notes in report.notes.items() for note in notes]
+        lines += [f"  {terminal(name)}: {terminal(note)}" for name, notes in report.notes.items() for note in notes]
     if report.suggested:
         lines += ["", "a [simulator] section fitted to the sandbox's timings:", "", *settings_toml(report.suggested)]
     lines += ["", "what this comparison cannot say:", *(f"  - {limit}" for limit in LIMITS)]
@@ -142,25 +152,27 @@ def markdown(report: DriftReport) -> str:
     lines = [
         f"## {icon} gatekit drift: {report.verdict}",
         "",
-        f"{report.scenarios} scenarios of `{report.sandbox}` (sandbox) against {report.simulator}.",
+        f"{report.scenarios} scenarios of {markdown_code(report.sandbox)} (sandbox) against "
+        f"{markdown_code(report.simulator)}.",
         "",
     ]
     if report.differences:
         lines += ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
         for difference in report.differences:
-            cells = [_cell(difference, column).replace("|", "\\|").replace("\n", " ") for column in COLUMNS]
-            lines.append(
-                "| " + " | ".join(f"`{c}`" if c and c != "-" and i >= 3 else c for i, c in enumerate(cells)) + " |"
-            )
+            cells = [_cell(difference, column) for column in COLUMNS]
+            # (the kind is drift's own word; everything else comes from a recording or drift.toml: a code span)
+            shown = [markdown_code(cell) if number and cell != "-" else cell for number, cell in enumerate(cells)]
+            lines.append("| " + " | ".join(shown) + " |")
     tail = _tail(report)
     if tail:
+        fence = markdown_fence(tail)
         lines += [
             "",
             "<details><summary>Not compared, the fitted settings, and what drift cannot say</summary>",
             "",
-            "```text",
+            f"{fence}text",
             *tail[1:],
-            "```",
+            fence,
             "",
             "</details>",
         ]
@@ -179,7 +191,7 @@ def report_html(report: DriftReport, heading: str = "h3") -> str:
     """The report as an HTML fragment (a notebook's view of a ``DriftReport``; the body of ``html_page``)."""
     rows = "".join(
         '<tr class="{}">{}</tr>'.format(
-            "accepted" if d.accepted else "open", "".join(f"<td>{html.escape(_cell(d, c))}</td>" for c in COLUMNS)
+            "accepted" if d.accepted else "open", "".join(f"<td>{html_text(_cell(d, c))}</td>" for c in COLUMNS)
         )
         for d in report.differences
     )
@@ -188,8 +200,8 @@ def report_html(report: DriftReport, heading: str = "h3") -> str:
     return (
         f'<div class="gk-drift"><style>{STYLE}</style>'
         f"<{heading}>gatekit drift: {html.escape(report.verdict)}</{heading}>"
-        f"<p>{report.scenarios} scenarios of <code>{html.escape(report.sandbox)}</code> (sandbox) against "
-        f"{html.escape(report.simulator)}.</p>"
+        f"<p>{report.scenarios} scenarios of <code>{html_text(report.sandbox)}</code> (sandbox) against "
+        f"{html_text(report.simulator)}.</p>"
         + (f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>" if rows else "")
         + (f"<pre>{tail}</pre>" if tail else "")
         + "</div>"
@@ -205,4 +217,5 @@ def html_page(report: DriftReport) -> str:
 
 
 def json_text(report: DriftReport) -> str:
-    return json.dumps(report.as_json(), indent=1, ensure_ascii=False) + "\n"
+    """The JSON report, in ASCII: a control character or an escape sequence of a recording is ``\\u001b`` in it."""
+    return json.dumps(report.as_json(), indent=1, ensure_ascii=True) + "\n"

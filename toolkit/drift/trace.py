@@ -9,15 +9,15 @@ seen, by a poll or a callback).
 
 from __future__ import annotations
 
-import json
+import bisect
+from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from toolkit.recording.har import fields_of
-from toolkit.wire import DecodeError, asks_for_json, decode_response
+from toolkit.drift.archive import Archive, Entry, archive_of
+from toolkit.wire import DecodeError, decode_response
 
 FINAL = ("approved", "declined", "filtered", "error")
 # Answer fields that carry what the gateway assigned (ids, addresses): mapped between runs, compared by name only.
@@ -25,12 +25,9 @@ ASSIGNED = ("paynet-order-id", "serial-number", "card-ref-id", "redirect-url", "
             "recurring-payment-id", "end-point-id", "html", "unq-card-ref-id")  # fmt: skip
 
 
-def _at(item: Mapping[str, Any]) -> datetime:
-    return datetime.fromisoformat(item["startedDateTime"])
-
-
 def answer_of(item: Mapping[str, Any]) -> dict[str, str]:
-    """The decoded answer of a merchant's exchange (JSON or the legacy form), {} when there is none."""
+    """The decoded answer of an exchange gatekit recorded just now (a replay's: JSON or the legacy form), {} when
+    there is none.  A recording read from disk has its answers decoded already (``Entry.answer``)."""
     text = item["response"]["content"].get("text", "")
     if not text:
         return {}
@@ -125,7 +122,7 @@ class Trace:
 
     name: str
     steps: list[Step]
-    entries: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    entries: list[Entry] = field(default_factory=list, repr=False)
 
     @property
     def merchant_steps(self) -> list[Call | Wait]:
@@ -159,72 +156,64 @@ class Trace:
 
     def processing_times(self) -> Iterator[tuple[str, float]]:
         """(operation, seconds) from an order's acknowledgement to the first final status seen of it."""
+        finals = self._finals()
         for index, step in enumerate(self.steps):
             if not isinstance(step, Call) or step.http_status != 200 or step.operation == "status":
                 continue
             orderid = step.answer.get("paynet-order-id", "")
-            done = self._final_seen(orderid, self.steps[index + 1 :], step.answer.get("serial-number", ""))
+            done = _first_after(finals.get(orderid, []), index, step.answer.get("serial-number", ""))
             if orderid and done is not None:
                 yield step.operation, (done - step.at).total_seconds() - step.elapsed
 
-    @staticmethod
-    def _final_seen(orderid: str, later: list[Step], serial: str) -> datetime | None:
-        for step in later:
-            if isinstance(step, Wait) and step.answer.get("paynet-order-id") == orderid:
-                if step.key[2] and step.key[2] != serial:
-                    continue
-                for at, answer, _seconds, _ in step.polls:
-                    if answer.get("status") in FINAL:
-                        return at
-            if isinstance(step, Arrival) and step.kind == "callback" and step.params.get("orderid") == orderid:
-                return step.at
-        return None
+    def _finals(self) -> dict[str, list[tuple[int, datetime, str]]]:
+        """Per orderid, each step that saw it final: (the step's place, when, the serial a wait asked by), in
+        order: one pass over the steps, however many orders a scenario has."""
+        seen: dict[str, list[tuple[int, datetime, str]]] = defaultdict(list)
+        for index, step in enumerate(self.steps):
+            if isinstance(step, Wait):
+                at = next((at for at, answer, _, _ in step.polls if answer.get("status") in FINAL), None)
+                if at is not None:
+                    seen[step.answer.get("paynet-order-id", "")].append((index, at, step.key[2]))
+            elif isinstance(step, Arrival) and step.kind == "callback":
+                seen[step.params.get("orderid", "")].append((index, step.at, ""))
+        return seen
 
 
-def read(path: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
-    return data
+def _first_after(finals: list[tuple[int, datetime, str]], index: int, serial: str) -> datetime | None:
+    """When the order was first seen final after the step ``index`` (a wait by another serial number aside)."""
+    for _, at, by_serial in finals[bisect.bisect_right(finals, index, key=lambda final: final[0]) :]:
+        if not by_serial or by_serial == serial:
+            return at
+    return None
 
 
-def trace_of(archive: Mapping[str, Any], name: str = "") -> Trace:
-    """The steps of a HAR archive (a scenario's recording)."""
-    log = archive["log"]
-    title = name or next((page.get("title", "") for page in log.get("pages", [])), "")
-    entries = sorted(log["entries"], key=_at)
+def trace_of(archive: Archive | Mapping[str, Any], name: str = "") -> Trace:
+    """The steps of a scenario's archive (``archive.read_archive``, or a HAR document: checked first)."""
+    if not isinstance(archive, Archive):
+        archive = archive_of(archive)
     steps: list[Step] = []
-    for item in entries:
-        kind = item.get("_kind", "exchange")
-        if kind == "exchange":
+    for item in archive.entries:
+        if item.kind == "exchange":
             _merchant(steps, item)
-        elif kind == "visit" and item.get("_action"):
-            steps.append(PayerStep(dict(item["_action"]), item["request"]["url"], _at(item)))
-        elif kind in ("callback", "redirect"):
-            steps.append(Arrival(kind, fields_of(item), _at(item)))
-    return Trace(title, steps, entries)
+        elif item.kind == "visit" and item.action:
+            steps.append(PayerStep(dict(item.action), item.url, item.started))
+        elif item.kind in ("callback", "redirect"):
+            steps.append(Arrival(item.kind, dict(item.fields), item.started))
+    return Trace(name or archive.title, steps, archive.entries)
 
 
-def _merchant(steps: list[Step], item: Mapping[str, Any]) -> None:
-    operation = item.get("_operation", "")
-    fields = fields_of(item)
-    answer = answer_of(item)
-    elapsed = float(item.get("time", 0)) / 1000
-    status = int(item["response"]["status"])
-    if operation == "status" and status:
+def _merchant(steps: list[Step], item: Entry) -> None:
+    if item.operation == "status" and item.status:
+        fields = item.fields
         key = (fields.get("client_orderid", ""), fields.get("orderid", ""), fields.get("by-request-sn", ""))
         # the last step of the merchant's (a callback may arrive between two polls of one wait)
         last = next((step for step in reversed(steps) if not isinstance(step, Arrival)), None)
         if not (isinstance(last, Wait) and last.key == key):
-            last = Wait(key, asked_json=_asked_json(item))
+            last = Wait(key, asked_json=item.asked_json)
             steps.append(last)
-        last.polls.append((_at(item), answer, elapsed, status))
+        last.polls.append((item.started, item.answer, item.elapsed, item.status))
         return
-    url = item["request"]["url"]
     steps.append(
-        Call(operation, fields, status, answer, elapsed, _at(item), "/group/" in url, str(item.get("_error", "")),
-             _asked_json(item))
+        Call(item.operation, dict(item.fields), item.status, item.answer, item.elapsed, item.started,
+             "/group/" in item.url, item.error, item.asked_json)
     )  # fmt: skip
-
-
-def _asked_json(item: Mapping[str, Any]) -> bool:
-    accept = next((h["value"] for h in item["request"].get("headers", []) if h["name"].lower() == "accept"), "")
-    return asks_for_json(accept)

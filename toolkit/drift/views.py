@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolkit.diagram import Diagram, recording_diagram
-from toolkit.recording import read_index
+from toolkit.drift.archive import archive_of
+from toolkit.recording.reading import archive_file, read_index, read_json
+from toolkit.terminal import printable
 
 if TYPE_CHECKING:
     from toolkit.drift.report import DriftReport
@@ -38,11 +39,14 @@ class SideBySide:
 
 
 def _archive(folder: Path, name: str) -> dict[str, object]:
+    """The HAR document of the scenario ``name`` of the recording in ``folder``, read and checked as drift reads
+    it (RecordingError when it cannot be)."""
     scenario = next((s for s in read_index(folder)["scenarios"] if s["name"] == name), None)
     if scenario is None:
         raise KeyError(f"{folder}: no scenario named {name!r}")
-    document: dict[str, object] = json.loads((folder / scenario["file"]).read_text(encoding="utf-8"))
-    return document
+    document = read_json(archive_file(folder, scenario), shown_as=folder / scenario["file"])
+    archive_of(document, str(folder / scenario["file"]))
+    return dict(document)
 
 
 def side_by_side(report: DriftReport, scenario: str) -> SideBySide:
@@ -50,8 +54,9 @@ def side_by_side(report: DriftReport, scenario: str) -> SideBySide:
     sandbox, simulator = (Path(folder) for folder in report.folders)
     differences = [d for d in report.differences if d.scenario == scenario]
     said = f"{len(differences)} difference(s)" if differences else "no difference"
+    name = printable(scenario)  # (a name from a recording: its control characters escaped)
     return SideBySide(
-        recording_diagram(_archive(sandbox, scenario), title=f"the sandbox: {scenario}"),
-        recording_diagram(_archive(simulator, scenario), title=f"the simulator: {scenario}"),
-        f"{scenario}: {said}",
+        recording_diagram(_archive(sandbox, scenario), title=f"the sandbox: {name}"),
+        recording_diagram(_archive(simulator, scenario), title=f"the simulator: {name}"),
+        f"{name}: {said}",
     )

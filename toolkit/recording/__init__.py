@@ -10,7 +10,8 @@ test values that choose an outcome (a CVV2 of the outcome table) kept, and signa
 ``index.json`` (``RecordingRun``); ``gatekit proxy`` records any client's traffic; ``gatekit drift`` compares.
 """
 
+from toolkit.recording.reading import INDEX, RecordingError, read_index
 from toolkit.recording.recorder import Recorder
-from toolkit.recording.run import INDEX, RecordingRun, clear, read_index
+from toolkit.recording.run import RecordingRun, clear
 
-__all__ = ["INDEX", "Recorder", "RecordingRun", "clear", "read_index"]
+__all__ = ["INDEX", "Recorder", "RecordingError", "RecordingRun", "clear", "read_index"]

@@ -3,7 +3,7 @@
 ``index.json``: ``profile``, ``base_url`` (the gateway's; "embedded simulator" for the simulator), ``started``
 (UTC), ``gatekit`` (version), ``simulator`` (the embedded simulator's settings, when it was one) and
 ``scenarios``: one ``{"name", "nodeid", "file", "outcome", "started", "tags"}`` per scenario, in the order they
-started (parallel workers write ``index.<worker>.json`` each; ``read_index`` merges them).
+started (parallel workers write ``index.<worker>.json`` each; ``read_index`` of ``reading.py`` merges them).
 """
 
 from __future__ import annotations
@@ -17,24 +17,8 @@ from typing import Any
 
 from toolkit._version import __version__
 from toolkit.recording.har import iso
+from toolkit.recording.reading import INDEX
 from toolkit.recording.recorder import Recorder
-
-INDEX = "index.json"
-
-
-def read_index(folder: Path) -> dict[str, Any]:
-    """``folder/index.json`` with the scenarios of every part (``index.<worker>.json`` of parallel workers),
-    in the order they started; ValueError saying what is missing when the folder is not a recording."""
-    folder = Path(folder)
-    parts = sorted(folder.glob("index*.json"))
-    if not parts:
-        raise ValueError(f"{folder}: no {INDEX}: not a gatekit recording (gatekit certify --record {folder})")
-    indexes = [json.loads(part.read_text(encoding="utf-8")) for part in parts]
-    merged: dict[str, Any] = dict(min(indexes, key=lambda index: index["started"]))
-    merged["scenarios"] = sorted(
-        (scenario for index in indexes for scenario in index["scenarios"]), key=lambda s: s.get("started", "")
-    )
-    return merged
 
 
 def file_name(name: str, folder: Path, taken: set[str]) -> str:
