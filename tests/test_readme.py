@@ -140,3 +140,19 @@ def test_the_notebooks_example_copies_them_as_written(tmp_path):
                           timeout=60, check=False)  # fmt: skip
     assert done.returncode == 0 and "jupyter lab notebooks" in done.stdout, done.stdout + done.stderr
     assert len(list((tmp_path / "notebooks").glob("*.ipynb"))) == 7  # (the README says seven)
+
+
+def test_callbacks_are_said_to_arrive_at_least_once_with_the_advice_to_de_duplicate():
+    """The gateway delivers callbacks at least once (behaviour section 4), and so does the simulator (a worker
+    killed between sending and logging sends again): a merchant who reads "exactly once" writes a handler that
+    charges twice (issue 34, #9)."""
+    assert "at least once" in FOR_USERS
+    assert "de-duplicate on (`orderid`, `type`, `status`)" in FOR_USERS
+    for text in (
+        FOR_USERS,
+        *(path.read_text() for path in Path(__file__).resolve().parents[1].glob("toolkit/**/*.py")),
+    ):
+        for sentence in re.split(r"(?<=[.;])\s", text):
+            assert not ("callback" in sentence.lower() and re.search(r"exactly once|delivered once\b", sentence)), (
+                sentence
+            )

@@ -3,8 +3,9 @@
 N processes accept on one port and share one SQLite file (a temporary one without ``--db``).  Requests sent on
 keep-alive connections that the test knows land on different processes (``/_sim/health`` names the process
 that answers) show that everything that must be one is one: orders and money rules, the clock, fault plans,
-OAuth nonces, the callback queue (each callback delivered once), and that a worker killed with ``kill -9``
-under load loses no acknowledged order while another process takes the scheduler's lease over.
+OAuth nonces, the callback queue (each callback delivered once while no worker dies; at least once when one does),
+and that a worker killed with ``kill -9`` under load loses no acknowledged order while another process takes the
+scheduler's lease over.
 """
 
 from __future__ import annotations
@@ -154,9 +155,9 @@ def test_a_nonce_replayed_on_another_worker_is_refused(workers: Workers) -> None
         other.payout(payout_fields())
 
 
-def test_every_callback_is_delivered_exactly_once(workers: Workers) -> None:
+def test_every_callback_is_delivered_once_while_no_worker_dies(workers: Workers) -> None:
     """Forty sales decided at once by the control API, through every worker: one delivery each, whichever
-    worker holds the lease."""
+    worker holds the lease (a worker killed between sending and logging makes it at least once: README)."""
     sessions = list(workers.health_by_process(len(workers.pids)).values())
     demo_key = workers.client_config().control_key
     with CallbackReceiver(demo_key) as receiver, workers.control() as control:

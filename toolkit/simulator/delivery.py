@@ -3,9 +3,12 @@
 - A final status of a transaction with a ``callback_url`` queues one row in ``callbacks`` (a final
   hook: the same DB transaction as the status).  ``params`` are ``Engine.outcome_params``.
 - Due rows are claimed by a tick hook (``state='sending'`` and a claim token in the row: ``claim``, which
-  names the process) and handed to the pool, so a slow merchant never holds up the scheduler and nothing is
-  sent twice by accident.  Only the process that holds the scheduler's lease claims (``Scheduler``); when
+  names the process) and handed to the pool, so a slow merchant never holds up the scheduler and two processes
+  never send the same try.  Only the process that holds the scheduler's lease claims (``Scheduler``); when
   another process takes the lease over (its holder died), the rows left ``sending`` by others are due again.
+- Delivery is at least once, as the gateway's (behaviour section 4: "callbacks can arrive more than once;
+  merchants de-duplicate on (orderid, type, status)"): a process killed between sending a callback and logging
+  its answer leaves the row ``sending``, and the next holder of the lease sends it again.  Nothing is lost.
 - An attempt is an HTTP GET with the parameters in the query string and ``callback_timeout``.
   Anything but 200, a timeout or a connection error schedules the next try after
   ``callback_retry[n]`` seconds on the simulator's clock (``/_sim/clock/advance`` makes it due at
