@@ -12,7 +12,7 @@ PIP_FLAGS := --disable-pip-version-check --no-input -q
 # rewritten test modules in every process that the tests start (seconds each, minutes over `make test`).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install test lint typecheck unit certify bench fuzz clean lab screenshots report-screenshots notebook-screenshots test-postgres wheel
+.PHONY: install test lint typecheck unit certify bench fuzz clean lab screenshots report-screenshots notebook-screenshots test-postgres test-reliability wheel
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -67,6 +67,14 @@ unit: $(STAMP) $(BROWSER_STAMP) $(POSTGRES_STAMP) $(NODE_STAMP)
 # Every simulator test with the simulator's state in a throwaway PostgreSQL cluster (about 90 s on 2 cores).
 test-postgres: $(STAMP) $(POSTGRES_STAMP)
 	GATEKIT_TEST_STORE=postgres $(VENV)/bin/pytest -q -n 2 tests/simulator
+
+# The reliability checks at length (make test runs a short pass of each): 50 start/SIGTERM cycles of gatekit simulate
+# alone and with --workers 2 (each stop within 5 s), 20 sessions of a strict merchant project (filterwarnings = error,
+# 300 quick tests while the simulator builds its app), and the concurrent forcing of statuses against the ledger.
+test-reliability: $(STAMP) $(POSTGRES_STAMP)
+	GATEKIT_STOP_CYCLES=50 GATEKIT_STRICT_RUNS=20 GATEKIT_FORCE_ROUNDS=40 $(VENV)/bin/pytest -q -s -n 0 \
+		tests/simulator/test_stop_cycles.py tests/test_strict_warnings.py tests/test_stop_signals.py \
+		tests/simulator/test_forced_money.py tests/simulator/test_workers_outage.py
 
 # $(1) in the background while $(2) runs (its output printed after theirs); either failing fails the recipe.
 define beside

@@ -8,6 +8,7 @@ approved was never checked against the ledger. Seen: preauth 100.00, 20.00 charg
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from decimal import Decimal
@@ -136,18 +137,19 @@ def test_money_problem_names_what_is_broken(
 
 
 STEPS = ("approved", "declined", "chargeback", "capture", "void", "return") * 4
+ROUNDS = int(os.environ.get("GATEKIT_FORCE_ROUNDS", "4"))  # (make test-reliability: 40)
 
 
 def test_concurrent_forcing_chargebacks_and_follow_ups_keep_every_ledger_true(slow: SimulatorServer) -> None:
     """Forces of whatever is latest (final or not), chargebacks, captures, voids and returns from 24 threads at
-    once on each of six orders, four rounds; every ledger checked after each round."""
+    once on each of six orders, ``ROUNDS`` rounds; every ledger checked after each round."""
     with GatewayClient(slow.client_config()) as client, slow.control() as control:
         orders = []
         for _ in range(6):
             order = client.preauth(preauth_fields(amount=Decimal("100.00")))
             control.force_status(order.orderid, "approved")
             orders.append(order)
-        for round_ in range(4):
+        for round_ in range(ROUNDS):
             for order in orders:
                 at_once(slow, order)
                 assert_true(control, order.orderid, [f"round {round_}"])
