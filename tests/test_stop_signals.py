@@ -99,4 +99,4 @@ def test_the_every_line_test_catches_a_handler_that_takes_a_lock() -> None:
         make="threading.Event()", install="handler_that_sets", wait="while not stop.wait(0.2): pass"
     )
     with pytest.raises(subprocess.TimeoutExpired):
-        run(script, timeout=5)
+        run(script, timeout=3)

@@ -25,7 +25,7 @@ from toolkit.client import GatewayClient
 from toolkit.errors import ServerError
 from toolkit.testdata import sale_fields
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("workers")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("outage")]  # (its own cluster and simulator: mostly waiting)
 
 
 @pytest.fixture
