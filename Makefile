@@ -74,7 +74,7 @@ test-postgres: $(STAMP) $(POSTGRES_STAMP)
 test-reliability: $(STAMP) $(POSTGRES_STAMP)
 	GATEKIT_STOP_CYCLES=50 GATEKIT_STRICT_RUNS=20 GATEKIT_FORCE_ROUNDS=40 $(VENV)/bin/pytest -q -s -n 0 \
 		tests/simulator/test_stop_cycles.py tests/test_strict_warnings.py tests/test_stop_signals.py \
-		tests/simulator/test_forced_money.py tests/simulator/test_workers_outage.py
+		tests/simulator/rules/test_forced_money.py tests/simulator/test_workers_outage.py
 
 # $(1) in the background while $(2) runs (its output printed after theirs); either failing fails the recipe.
 define beside
@@ -144,7 +144,7 @@ FUZZ_EXAMPLES ?= 560
 LEDGER_EXAMPLES ?= 1000
 fuzz: $(STAMP)
 	GATEKIT_FUZZ_COVERAGE=on GATEKIT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) GATEKIT_LEDGER_EXAMPLES=$(LEDGER_EXAMPLES) $(VENV)/bin/pytest -q -s \
-		-p no:xdist tests/simulator/test_fuzz_openapi.py tests/simulator/test_fuzz_control.py tests/simulator/test_ledger.py
+		-p no:xdist tests/simulator/web/test_fuzz_openapi.py tests/simulator/web/test_fuzz_control.py tests/simulator/rules/test_ledger.py
 
 clean:
 	rm -rf $(VENV) node_modules allure-results allure-report reports dist

@@ -57,15 +57,14 @@ def serve(kind: str, core: int | None, profile: bool, conn: Connection) -> None:
     sock.listen(128)  # connections queue from now on, so the port can be reported before uvicorn runs
     if kind == "bare":
         config = bare_config(lifespan="auto")
-    else:  # what SimulatorServer and `gatekit simulate` run: the quick start's front door, its app built
-        from toolkit.simulator.app import create_app  # imported here: the bare server never loads it
-        from toolkit.simulator.connections import uvicorn_config
+    else:  # what SimulatorServer and `gatekit simulate` run: the app, its stack built
         from toolkit.simulator.core import build_state
-        from toolkit.simulator.quickstart import QuickStart
+        from toolkit.simulator.web.app import build, create_app  # imported here: the bare server never loads it
+        from toolkit.simulator.web.connections import uvicorn_config
 
         state = build_state()
-        app = QuickStart(state, lambda: create_app(state=state))
-        app.full_app()
+        app = create_app(state=state)
+        build(app)
         config = uvicorn_config(app, state.settings)
     server = uvicorn.Server(config)
 

@@ -6,8 +6,8 @@ Each run starts ``gatekit simulate --port P --quiet`` on a free port and polls
 ``GET /_sim/health`` every 5 ms until the first 200; the figure is the wall time from starting the
 process to that answer, and the CPU the process had used by then (utime + stime from ``/proc``:
 what a busy machine moves less), after one unmeasured run that writes the compiled modules.  The
-median of the runs is compared with the goal.  For information, each run also says when the whole app
-(pages, control API: built in a thread after the gateway API answers) answered ``GET /paynet/openapi.json``.
+median of the runs is compared with the goal.  For information, each run also says when the whole app (pages,
+control API: one app, built before the server listens) answered ``GET /paynet/openapi.json``.
 """
 
 from __future__ import annotations

@@ -131,3 +131,59 @@ def test_the_check_finds_each_kind_of_cycle(tmp_path: Path, source: dict[str, st
         parts = path.relative_to(tmp_path).with_suffix("").parts
         modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     assert cycles(import_graph(modules), sorted(modules)) == [cycle]
+
+
+# --- the simulator's wings (issue 35): web -> rules -> storage, and the runtime at the root ---------------------
+
+SIMULATOR = "toolkit.simulator"
+WINGS = ("web", "rules", "storage")
+# what a wing never imports: a wing imports only downwards (web -> rules -> storage)
+NEVER = {"rules": ("web",), "storage": ("rules", "web")}
+MOST_FLAT = 16  # modules at the simulator's root: its runtime (server, core, scheduler, delivery, ...)
+
+
+def wing_of(module: str) -> str | None:
+    """The wing ``module`` belongs to (``toolkit.simulator.web.gateway`` -> ``web``), or None."""
+    parts = module.split(".")
+    if parts[:2] == SIMULATOR.split(".") and len(parts) > 2 and parts[2] in WINGS:
+        return parts[2]
+    return None
+
+
+def wing_breaches(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a module of a wing that the importing module's wing never imports."""
+    found = []
+    for module, imported in sorted(graph.items()):
+        wing = wing_of(module)
+        for target in sorted(imported):
+            if wing is not None and wing_of(target) in NEVER.get(wing, ()):
+                found.append(f"{module} imports {target}")
+    return found
+
+
+def test_each_wing_imports_only_downwards() -> None:
+    assert wing_breaches(import_graph(module_names())) == []
+
+
+def test_the_simulator_is_three_wings_and_its_runtime() -> None:
+    root = PACKAGE / "simulator"
+    flat = sorted(path.name for path in root.glob("*.py"))
+    assert len(flat) <= MOST_FLAT, flat
+    assert {path.name for path in root.iterdir() if path.is_dir() and path.name != "__pycache__"} == set(WINGS)
+
+
+def test_the_wing_check_finds_an_upward_import(tmp_path: Path) -> None:
+    package = tmp_path / "toolkit" / "simulator"
+    files = {"rules/engine": "from toolkit.simulator.web import render", "web/render": "",
+             "storage/sqlite": "def f():\n    from toolkit.simulator.rules import engine"}  # fmt: skip
+    for name, text in files.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / f"{name}.py").write_text(text + "\n")
+    modules = {}
+    for path in (tmp_path / "toolkit").rglob("*.py"):
+        parts = path.relative_to(tmp_path).with_suffix("").parts
+        modules[".".join(parts)] = path
+    assert wing_breaches(import_graph(modules)) == [
+        "toolkit.simulator.rules.engine imports toolkit.simulator.web.render",
+        "toolkit.simulator.storage.sqlite imports toolkit.simulator.rules.engine",
+    ]

@@ -15,13 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.network import ipv6_loopback
+from tests.recording_server import RecordingServer
+from tests.simulator.workers import start_workers
 from toolkit.load.plan import FLOWS, LoadPlan, PlanError, parse_bind, parse_think, parse_weights
 from toolkit.load.receiver import LoadReceiver
 from toolkit.load.report import Failure, Results, Row, failure_of, summary_markdown
-
-from .network import ipv6_loopback
-from .recording_server import RecordingServer
-from .simulator.workers import start_workers
 
 GATEKIT = [sys.executable, "-m", "toolkit.cli"]
 

@@ -1,6 +1,6 @@
 """A serial number is never a card number (issue 34, point 8).
 
-The gateway's ``serial-number`` is a UUID (``toolkit.simulator.render.new_serial``: version 4, 8-4-4-4-12 hex
+The gateway's ``serial-number`` is a UUID (``toolkit.simulator.web.render.new_serial``: version 4, 8-4-4-4-12 hex
 digits).  About one in a thousand holds a run of digits (across its dashes or not) that passes the Luhn check and
 begins like a card scheme's number; masking hid part of it, so ``/_sim`` and the status API named the same
 transaction differently (91 of 100,000 in the issue's count).  A UUID is now an id, kept whole like a digest,
@@ -99,7 +99,8 @@ def test_a_uuid_shaped_run_of_digits_is_an_id_and_a_card_number_written_in_fours
 def test_the_control_api_and_the_status_api_name_a_transaction_by_the_same_serial(monkeypatch) -> None:
     """The simulator's ``/_sim`` views (``transaction_view``: ``mask_text`` on every column) and its answers."""
     from toolkit.client import GatewayClient
-    from toolkit.simulator import SimulatorServer, render
+    from toolkit.simulator import SimulatorServer
+    from toolkit.simulator.web import render
     from toolkit.testdata import sale_fields
 
     serials = iter(CHANGED_BEFORE)

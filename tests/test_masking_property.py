@@ -22,8 +22,8 @@ from toolkit.exchange import Exchange
 from toolkit.masking import _may_need_masking, mask_base_string, mask_fields, mask_text, mask_value
 from toolkit.signing import OAuthParams, signature_base_string
 from toolkit.simulator.delivery import Delivery
-from toolkit.simulator.errors import SimError
 from toolkit.simulator.journal import entry, sent
+from toolkit.simulator.rules.errors import SimError
 
 SEPARATORS = " /:,;&?()[]{}<>'\"|\n\t"
 CVV_BASES = ["cvv", "cvv2", "cvc", "cvc2", "cvn", "card_cvv", "cardCvv", "cvv_code", "security_code"]

@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
-IMPORTED_IN_THREADS = ("toolkit.simulator.app", "toolkit.simulator.pages", "toolkit.simulator.pages_forms",
-                       "toolkit.simulator.routes", "toolkit.simcontrol", "toolkit.payer")  # fmt: skip
+IMPORTED_IN_THREADS = ("toolkit.simulator.web.app", "toolkit.simulator.web.pages", "toolkit.simulator.web.pages_forms",
+                       "toolkit.simulator.web.gateway", "toolkit.simcontrol", "toolkit.payer")  # fmt: skip
 
 
 def is_rewritten(module_name: str) -> bool:

@@ -8,7 +8,7 @@ Exit status: 0 done; 2 usage, configuration, key or request refused before sendi
 
 The parser is built from the command modules' ``register`` alone: a command module imports what
 it runs on (the client, the simulator, pytest) inside its handler, so that ``gatekit --help``,
-``gatekit sign`` and ``gatekit call`` start without the simulator, FastAPI or pytest
+``gatekit sign`` and ``gatekit call`` start without the simulator, its web server or pytest
 (``tests/test_lazy_imports.py`` checks which modules each command loads).
 """
 

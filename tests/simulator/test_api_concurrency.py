@@ -18,7 +18,8 @@ from toolkit.config import GatewayConfig
 from toolkit.errors import ValidationError
 from toolkit.masking import Secret
 from toolkit.models import AsyncResponse, Status, StatusResponse
-from toolkit.simulator import Merchant, SimulatorServer, SimulatorSettings, payouts
+from toolkit.simulator import Merchant, SimulatorServer, SimulatorSettings
+from toolkit.simulator.rules import payouts
 from toolkit.simulator.settings import demo_merchant
 from toolkit.testdata import payout_fields, preauth_fields, sale_fields
 

@@ -20,14 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.network import ipv6_loopback
 from toolkit import demo
 from toolkit.client import GatewayClient
 from toolkit.config import GatewayConfig, simulator_config
 from toolkit.masking import Secret
 from toolkit.models import Status
 from toolkit.testdata import sale_fields
-
-from ..network import ipv6_loopback
 
 GATEKIT = Path(sys.executable).parent / "gatekit"
 pytestmark = pytest.mark.slow  # each test starts a Python process

@@ -20,7 +20,7 @@ from toolkit.models import AsyncResponse
 from toolkit.signing import verify_callback_control
 from toolkit.simcontrol import SimulatorControl
 from toolkit.simulator import SimulatorServer, default_settings
-from toolkit.simulator.store import Store, dumps
+from toolkit.simulator.storage.sqlite import Store, dumps
 from toolkit.testdata import sale_fields
 
 RETRY = (60.0, 120.0)  # three attempts in all: the first, then one after each delay

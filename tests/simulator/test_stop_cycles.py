@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from .test_api_simulate import Simulate
+from tests.simulator.test_api_simulate import Simulate
 
 CYCLES = int(os.environ.get("GATEKIT_STOP_CYCLES", "3"))
 STOP_WITHIN = 5.0

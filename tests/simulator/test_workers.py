@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.postgres import postgres  # noqa: F401  (the session's cluster)
-from tests.simulator.test_ledger import (
+from tests.simulator.rules.test_ledger import (
     CONCURRENT_STEPS,
     EXAMPLES,
     HOUR,

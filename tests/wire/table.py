@@ -495,7 +495,7 @@ WIRES: tuple[Wire, ...] = (
             "the name is gatekit's (the path segment is 'payout', which the v2 payout has too)",
             "the card destination is tested here, its four fields as one set (S11 lists them as the card fields);"
             " the bank destination (account_number, bank_name, bank_branch, bank_province, bank_city) is"
-            " exercised in tests/simulator/test_api_transfers.py",
+            " exercised in tests/simulator/rules/test_api_transfers.py",
             "client-order-id: S11 writes it hyphenated ('client_orderid accepted too')",
             "auth: S11 says RSA-SHA256 in the examples (HMAC-SHA1 as the v2 payout); RSA-SHA256 is sent (spec 9)",
         ),

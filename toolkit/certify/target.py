@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from toolkit import demo
 
-if TYPE_CHECKING:  # the simulator (FastAPI) and the receiver are imported when a target starts, not with the plugin
+if TYPE_CHECKING:  # the simulator and the receiver are imported when a target starts, not with the plugin
     from toolkit.callbacks import CallbackReceiver
     from toolkit.config import GatewayConfig
     from toolkit.payer.reading import PayerSettings

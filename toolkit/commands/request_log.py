@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from toolkit.masking import mask_path
-from toolkit.simulator.render import ANSWER_SCOPE_KEY, SENT_SCOPE_KEY
+from toolkit.simulator.web.render import ANSWER_SCOPE_KEY, SENT_SCOPE_KEY
 from toolkit.terminal import printable
 from toolkit.wire import DecodeError, decode_response
 
@@ -202,7 +202,7 @@ class RequestLog:
     ) -> None:
         self.app = app
         self.writer = writer if writer is not None else LineWriter(write=write) if write is not None else LineWriter()
-        # directly around the gateway's front door (``routes.GatewayFront``, as ``gatekit simulate`` puts it): what
+        # directly around the gateway's front door (``front.Front``, as ``gatekit simulate`` puts it): what
         # it sent is in the scope, and no wrapper around ``send`` is needed to see it
         self._told = bool(getattr(app, "reports_what_it_sent", False))
 

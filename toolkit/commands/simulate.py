@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, TextIO
 from toolkit.commands.common import Subparsers
 from toolkit.commands.stopping import Stop, stop_on_signals, wait_until_stopped
 
-if TYPE_CHECKING:  # the simulator (FastAPI, uvicorn) is imported when the command runs, not when the CLI starts
+if TYPE_CHECKING:  # the simulator (starlette, uvicorn) is imported when the command runs, not when the CLI starts
     from toolkit.simulator.server import SimulatorServer
     from toolkit.simulator.settings import SimulatorSettings
 
@@ -145,10 +145,10 @@ def _serve(args: argparse.Namespace) -> int:
     import sqlite3
 
     from toolkit.commands.request_log import RequestLog
-    from toolkit.simulator.pgstore import without_password
     from toolkit.simulator.server import SimulatorServer
     from toolkit.simulator.settings import SettingsError
-    from toolkit.simulator.store import StoreError
+    from toolkit.simulator.storage.postgres import without_password
+    from toolkit.simulator.storage.sqlite import StoreError
 
     if args.reset:
         return _reset(args.db)
@@ -205,9 +205,9 @@ def _reset(db: str) -> int:
     import sqlite3
 
     from toolkit.simulator.journal import journal_path
-    from toolkit.simulator.pgstore import without_password
-    from toolkit.simulator.store import Store, StoreError
-    from toolkit.simulator.stores import open_store
+    from toolkit.simulator.storage import open_store
+    from toolkit.simulator.storage.postgres import without_password
+    from toolkit.simulator.storage.sqlite import Store, StoreError
 
     if db == ":memory:":
         return _unusable("--reset empties the store --db names (a SQLite file or postgresql://...)")
@@ -292,7 +292,7 @@ def _unusable(message: str) -> int:
 
 def describe(server: SimulatorServer, out: TextIO) -> None:
     """The base URL first, then what a client needs to know of each merchant."""
-    from toolkit.simulator.pgstore import without_password
+    from toolkit.simulator.storage.postgres import without_password
 
     path = server.store.path
     shown = without_password(path) + (" (in memory: lost at exit)" if path == ":memory:" else "")

@@ -203,7 +203,7 @@ def temporary_database() -> tuple[str, Path]:
 
 def prepare_store(db: str) -> None:
     """The schema made (or migrated) once, before the workers open the file together."""
-    from toolkit.simulator.stores import open_store
+    from toolkit.simulator.storage import open_store
 
     open_store(db).close()
 
@@ -230,7 +230,7 @@ def supervise(args: argparse.Namespace, settings: SimulatorSettings) -> int:
             print(f"gatekit simulate: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_UNUSABLE
         except Exception as exc:  # sqlite3.Error, StoreError: the database cannot be used
-            from toolkit.simulator.pgstore import without_password
+            from toolkit.simulator.storage.postgres import without_password
 
             print(f"gatekit simulate: database {without_password(db)}: {exc}", file=sys.stderr)
             return EXIT_UNUSABLE
@@ -244,7 +244,7 @@ def supervise(args: argparse.Namespace, settings: SimulatorSettings) -> int:
                 return EXIT_UNUSABLE
             port = sock.getsockname()[1]
             note = " (temporary: removed at exit)" if folder is not None else ""
-            from toolkit.simulator.pgstore import without_password
+            from toolkit.simulator.storage.postgres import without_password
 
             lines = describe_lines(settings, args.host, port, f"{without_password(db)}{note}")
             lines.insert(1, f"workers: {args.workers} processes (pids {', '.join(map(str, workers.pids))}), one store")

@@ -1,7 +1,9 @@
-"""The stateful gateway simulator: app factory, engine, store, pages, callbacks, control API.
+"""The stateful gateway simulator: three wings (``web``: the app, its routes, pages and control API; ``rules``: the
+engine and what each operation does; ``storage``: SQLite and PostgreSQL) and its runtime here (the server, the
+scheduler, callbacks' delivery, faults, the journal, settings and the clock).
 
-The names below are imported when first asked for (PEP 562): ``import toolkit.simulator.settings``
-or the fast start of ``SimulatorServer`` never loads the FastAPI app.
+The names below are imported when first asked for (PEP 562): ``import toolkit.simulator.settings`` loads no
+server.
 """
 
 from __future__ import annotations
@@ -10,12 +12,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from toolkit.simulator.app import create_app
     from toolkit.simulator.server import SimulatorServer
     from toolkit.simulator.settings import Merchant, SimulatorSettings, default_settings, load_settings
+    from toolkit.simulator.web.app import create_app
 
 _HOMES = {
-    "create_app": "toolkit.simulator.app",
+    "create_app": "toolkit.simulator.web.app",
     "SimulatorServer": "toolkit.simulator.server",
     "Merchant": "toolkit.simulator.settings",
     "SimulatorSettings": "toolkit.simulator.settings",

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from toolkit.simulator.store import StoreUnavailable
+from toolkit.simulator.storage.sqlite import StoreUnavailable
 
 # The clock stops short of the year 9999 by centuries: dates computed from it (settlement, recurring
 # charges years ahead) stay within what datetime can write.
@@ -106,7 +106,7 @@ class SimClock:
 
 
 class SharedOffset(Protocol):
-    """Where several processes keep the clock offset (``toolkit.simulator.store.Store``)."""
+    """Where several processes keep the clock offset (``toolkit.simulator.storage.sqlite.Store``)."""
 
     def read_offset(self) -> float: ...
 

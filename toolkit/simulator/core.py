@@ -1,27 +1,26 @@
 """What a simulator is without its web app: the engine, the store, the scheduler and the parts around them.
 
 ``build_state`` puts them on one ``State`` (what ``app.state`` holds: engine, store, settings, clock,
-scheduler, journal, thread pools, fault hook, transport finder, delivery and destinations), shared by the
-FastAPI app (``create_app``) and the quick start of ``SimulatorServer`` (``quickstart``).  ``start`` and
-``stop`` run the background work (the scheduler, the callback pool): an app's lifespan calls them.
-
-Nothing here imports FastAPI or pydantic (``tests/simulator/test_quickstart.py`` checks it).
+scheduler, journal, thread pools, fault hook, transport finder, delivery and destinations), which the app
+(``web.app.create_app``) serves.  ``start`` and ``stop`` run the background work (the scheduler, the callback
+pool): the app's lifespan calls them.
 """
 
 from __future__ import annotations
 
 from starlette.datastructures import State
 
-from toolkit.simulator import cards, delivery, faults, followups, payments, payouts, threeds, transfers
-from toolkit.simulator.batch import Batcher
+from toolkit.simulator import delivery, faults
 from toolkit.simulator.clock import SimClock
-from toolkit.simulator.engine import Engine
 from toolkit.simulator.journal import open_journal
 from toolkit.simulator.pools import Pools
+from toolkit.simulator.rules import cards, followups, payments, payouts, threeds, transfers
+from toolkit.simulator.rules.engine import Engine
 from toolkit.simulator.scheduler import Scheduler
 from toolkit.simulator.settings import SimulatorSettings, default_settings
 from toolkit.simulator.state import SimulatorState
-from toolkit.simulator.store import Store
+from toolkit.simulator.storage.batch import Batcher
+from toolkit.simulator.storage.sqlite import Store
 
 
 def build_engine(settings: SimulatorSettings, store: Store, clock: SimClock, scheduler: Scheduler) -> Engine:

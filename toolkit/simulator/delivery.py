@@ -38,8 +38,8 @@ from toolkit.masking import mask_fields, mask_text
 from toolkit.models import FINAL_STATUSES
 from toolkit.simulator import faults
 from toolkit.simulator.destinations import Destinations
-from toolkit.simulator.engine import Engine
-from toolkit.simulator.store import Row, StoreUnavailable, dumps, loads
+from toolkit.simulator.rules.engine import Engine
+from toolkit.simulator.storage.sqlite import Row, StoreUnavailable, dumps, loads
 
 if TYPE_CHECKING:
     from toolkit.simulator.state import HasState

@@ -21,7 +21,7 @@ from urllib.parse import SplitResult, urlsplit
 
 from starlette.requests import Request
 
-from toolkit.simulator.errors import field_error
+from toolkit.simulator.rules.errors import field_error
 from toolkit.simulator.settings import SimulatorSettings
 
 CALLBACK_FIELDS = ("server_callback_url", "notify_url")

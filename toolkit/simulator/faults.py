@@ -21,17 +21,14 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope, Send
 
 from toolkit.operations import OPERATIONS, Operation
-from toolkit.simulator.errors import server_error
-from toolkit.simulator.store import Row, Store
-
-if TYPE_CHECKING:
-    from fastapi import FastAPI
+from toolkit.simulator.rules.errors import server_error
+from toolkit.simulator.storage.sqlite import Row, Store
 
 log = logging.getLogger("gatekit.simulator")
 
@@ -154,7 +151,7 @@ def _describe(row: Row, op: Operation) -> str:
 
 def operation_hook(request: Request, op: Operation) -> float:
     """``app.state.fault_hook``, called in a gateway thread before every operation: the seconds to delay
-    the answer (0 for none), or the injected error (a ``drop`` marks the request for ``DropMiddleware``)."""
+    the answer (0 for none), or the injected error (a ``drop`` marks the request for the front door to drop)."""
     shaped = request.app.state.settings.fault_rate.draw()  # the fault_rate setting: a share of all requests
     if shaped in ("error", "drop"):
         described = f"injected fault: {shaped} on {op.name} (fault_rate)"
@@ -162,7 +159,7 @@ def operation_hook(request: Request, op: Operation) -> float:
             request.scope[_DROP] = True
         raise server_error(described)
     if shaped == "timeout":
-        request.scope[HOLD] = True  # answered, then held (``routes.respond``): the client gives up first
+        request.scope[HOLD] = True  # answered, then held (``gateway.respond``): the client gives up first
     store: Store = request.app.state.store
     row = take(store, op.name, ANY_OPERATION)
     if row is None:
@@ -172,36 +169,8 @@ def operation_hook(request: Request, op: Operation) -> float:
     if row["kind"] == "delay":
         return float(row["seconds"])
     if row["kind"] == "drop":
-        request.scope[_DROP] = True  # DropMiddleware closes the connection instead of sending this 500
+        request.scope[_DROP] = True  # the front door closes the connection instead of sending this 500
     raise server_error(described)
-
-
-class DropMiddleware:
-    """Turns the answer of a request marked ``drop`` into a closed connection.
-
-    ASGI has no "abort": with a ``TransportFinder`` (in-process ``SimulatorServer``) the
-    connection is closed before a single byte is written (the client sees "remote end closed
-    connection without response").  Without one, the answer's head promises a body of 1 MiB and
-    the app returns after a few bytes: uvicorn closes the connection ("ASGI callable returned
-    without completing response") and the client sees a truncated, broken response.
-    """
-
-    def __init__(self, app: ASGIApp, finder: Callable[[], TransportFinder | None]) -> None:
-        self.app = app
-        self.finder = finder
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def guarded(message: Message) -> None:
-            if not scope.get(_DROP):
-                await send(message)
-            elif message["type"] == "http.response.start":
-                await drop_connection(scope, send, self.finder())
-
-        await self.app(scope, receive, guarded)
 
 
 def marked_for_drop(scope: Scope) -> bool:
@@ -210,7 +179,13 @@ def marked_for_drop(scope: Scope) -> bool:
 
 
 async def drop_connection(scope: Scope, send: Send, finder: TransportFinder | None) -> None:
-    """What ``DropMiddleware`` does instead of answering a request marked ``drop`` (see there)."""
+    """What the front door (``web.front``) does instead of answering a request marked ``drop``.
+
+    ASGI has no "abort": with a ``TransportFinder`` (in-process ``SimulatorServer``) the
+    connection is closed before a single byte is written (the client sees "remote end closed
+    connection without response").  Without one, the answer's head promises a body of 1 MiB and
+    the app returns after a few bytes: uvicorn closes the connection ("ASGI callable returned
+    without completing response") and the client sees a truncated, broken response."""
     client = scope.get("client")
     transport = finder((client[0], client[1])) if finder is not None and client else None
     if transport is not None:
@@ -226,18 +201,3 @@ def install_state(state: Any) -> None:
     """The operation hook on ``state`` (``app.state``); ``SimulatorServer`` sets the transport finder."""
     state.fault_hook = operation_hook
     state.transport_finder = None  # SimulatorServer sets one (uvicorn's connections by client address)
-
-
-def drop_middleware(app: ASGIApp, state: Any) -> DropMiddleware:
-    """``DropMiddleware`` around ``app``, finding connections with ``state.transport_finder``."""
-
-    def finder() -> TransportFinder | None:
-        found: TransportFinder | None = state.transport_finder
-        return found
-
-    return DropMiddleware(app, finder=finder)
-
-
-def install(app: FastAPI) -> None:
-    """The middleware that drops connections (the hook itself is on ``app.state``: ``install_state``)."""
-    app.add_middleware(drop_middleware, state=app.state)

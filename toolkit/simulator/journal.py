@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from toolkit.masking import mask_fields, mask_path, mask_text
 from toolkit.simulator.settings import SimulatorSettings
-from toolkit.simulator.store import Store, StoreUnavailable, dumps, loads
+from toolkit.simulator.storage.sqlite import Store, StoreUnavailable, dumps, loads
 
 log = logging.getLogger("gatekit.simulator")
 

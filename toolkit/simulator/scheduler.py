@@ -21,8 +21,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from toolkit.simulator.engine import Engine
-from toolkit.simulator.store import StoreUnavailable
+from toolkit.simulator.rules.engine import Engine
+from toolkit.simulator.storage.sqlite import StoreUnavailable
 
 log = logging.getLogger("gatekit.simulator")
 

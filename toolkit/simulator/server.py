@@ -3,9 +3,8 @@
 with SimulatorServer() as sim:
     client = GatewayClient(sim.client_config())
 
-The server answers the gateway API and ``/_sim/health`` as soon as it listens, and builds the FastAPI
-app (pages, control API, ``openapi.json``) in a thread meanwhile (``quickstart``); ``server.app`` is
-that app (asking for it waits for it).
+The app (``web.app``: the gateway API, the pages, the control API, ``openapi.json``) is made with the server and
+its middleware stack built as it starts, before it listens: a failure is seen there.  ``server.app`` is that app.
 """
 
 from __future__ import annotations
@@ -21,16 +20,16 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 
 from toolkit.hosts import url_host
-from toolkit.simulator.connections import uvicorn_config
 from toolkit.simulator.core import build_state
 from toolkit.simulator.destinations import is_loopback
 from toolkit.simulator.journal import Journal
-from toolkit.simulator.quickstart import QuickStart
 from toolkit.simulator.settings import SimulatorSettings, default_settings
-from toolkit.simulator.stores import open_store
+from toolkit.simulator.storage import open_store
+from toolkit.simulator.web.app import build, create_app
+from toolkit.simulator.web.connections import uvicorn_config
 
-if TYPE_CHECKING:  # the client side (requests, the client's configuration) and FastAPI: imported when asked for
-    from fastapi import FastAPI
+if TYPE_CHECKING:  # the client side (requests, the client's configuration): imported when asked for
+    from starlette.applications import Starlette
 
     from toolkit.config import GatewayConfig
     from toolkit.simcontrol import SimulatorControl
@@ -123,31 +122,21 @@ class SimulatorServer:
         self.settings = settings or default_settings()
         self.store = open_store(db)
         self.state = build_state(self.settings, self.store, **app_options)
-        self._quick = QuickStart(self.state, self._build_app)
+        self.app: Starlette = create_app(state=self.state)
         self.host = host
         self._socket = sock if sock is not None else bind(host, port, reuse_port=reuse_port)
         self.port = self._socket.getsockname()[1]
         self._ready = threading.Event()
-        self._server = _Server(uvicorn_config(self._quick, self.settings, log_level=log_level), self._ready)
+        self._server = _Server(uvicorn_config(self.app, self.settings, log_level=log_level), self._ready)
         self.state.transport_finder = self._transport_of
         self.state.destinations.own_ports.add(self.port)  # a callback to the simulator itself is refused
         self._thread: threading.Thread | None = None
         if not is_loopback(host):
             log.warning(exposed_warning(host, self.port, self.settings))
 
-    @property
-    def app(self) -> FastAPI:
-        """The FastAPI app (``app.state``: engine, store, clock...); built now if the server has not started."""
-        return self._quick.full_app()
-
     def add_middleware(self, factory: Callable[..., Any], **options: Any) -> None:
         """ASGI middleware around everything the server answers (before ``start``; outermost last)."""
-        self._quick.add_middleware(factory, **options)
-
-    def _build_app(self) -> FastAPI:
-        from toolkit.simulator.app import create_app  # FastAPI and the pages: after the server listens
-
-        return create_app(state=self.state)
+        self.app.add_middleware(factory, **options)
 
     @property
     def journal(self) -> Journal:
@@ -186,20 +175,19 @@ class SimulatorServer:
         return None
 
     def start(self, timeout: float = 10.0) -> SimulatorServer:
+        build(self.app)  # (here, in the caller's thread: a failure is the caller's to see)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._socket]}, name="gatekit-simulator", daemon=True
         )
         self._thread.start()
         if not self._ready.wait(timeout):
             raise RuntimeError(f"the simulator did not start within {timeout} s on {self.root_url}")
-        self._quick.build_in_background()
         return self
 
     def stop(self) -> None:
         self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout=10)
-        self._quick.join(timeout=10)
         self._socket.close()
         self.store.close()
 

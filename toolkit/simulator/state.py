@@ -1,7 +1,7 @@
 """What holds a simulator's parts (``app.state``): the engine, the store, the settings, the clock...
 
-``core.build_state`` fills a ``SimulatorState``; the FastAPI app and the quick start of ``SimulatorServer``
-share it (``HasState``).  A module of its own, so that the parts can name it without importing ``core``.
+``core.build_state`` fills a ``SimulatorState``; the app (``web.app``) serves it (``HasState``).  A module of its
+own, so that the parts can name it without importing ``core``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from starlette.datastructures import State
 
 
 class HasState(Protocol):
-    """An app with the simulator's ``state`` (the FastAPI app, or the quick start's)."""
+    """An app with the simulator's ``state``."""
 
     @property
     def state(self) -> State: ...

@@ -1,0 +1,291 @@
+"""Capture, void, return and chargeback: the money rules of spec section 3 on one order, in one DB transaction.
+
+An order is named by its ``orderid``; its later transactions keep that orderid (behaviour section 10).
+
+- capture: of an approved preauth; partial captures up to what is still authorized.  A capture that
+  was voided gives its amount back to the preauth.
+- void: of the order's latest approved, unsettled capture (its amount goes back to the preauth) when what
+  stays charged still covers what was returned and charged back, else of the approved, unsettled sale or
+  preauth itself when nothing was captured, returned or charged back; never a partial amount.  A voided
+  transaction never settles.
+- return: of a final approved order: a ``reversal`` of a sale (or of what was captured on a
+  preauth), partial up to what was charged less reversals and chargebacks; on a preauth with
+  nothing captured, a ``cancel`` of the whole hold.
+- chargeback (the control API): the issuer takes back a part of what was charged; it counts
+  against what may still be returned.
+Amounts are counted under ``BEGIN IMMEDIATE`` so concurrent requests cannot overspend, and each side of
+the ledger counts what is still processing the cautious way (``held``, ``captured``, ``taken_back``): for
+every order, at every moment and whatever the outcomes, charged >= returned + charged back.
+"""
+
+from __future__ import annotations
+
+from toolkit.money import from_minor_units, to_minor_units
+from toolkit.operations import ResponseKind, get_operation
+from toolkit.simulator.rules.engine import FAILED_SQL, Call, Engine, Result
+from toolkit.simulator.rules.errors import field_error, state_error
+from toolkit.simulator.rules.plans import CARD_COLUMNS
+from toolkit.simulator.storage.sqlite import Row, dumps
+
+RETURNABLE = ("sale", "preauth", "rebill", "recurring-charge", "transfer")
+VOIDABLE = ("sale", "preauth")
+CHARGEABLE = ("sale", "preauth", "rebill", "recurring-charge", "transfer")
+_LIVE = f"status NOT IN {FAILED_SQL}"
+_APPROVED = "status='approved'"
+
+
+def _not_voided(voids: str) -> str:
+    """SQL: no void of ``t`` in the state ``voids`` (``_LIVE``: approved or still processing; ``_APPROVED``)."""
+    return f"NOT EXISTS (SELECT 1 FROM transactions v WHERE v.parent=t.id AND v.kind='void' AND v.{voids})"
+
+
+_UNVOIDED = _not_voided(_LIVE)
+
+
+def _sum(engine: Engine, order: Row, kinds: tuple[str, ...], *, counted: str = _LIVE, unvoided: str = "") -> int:
+    marks = ",".join("?" * len(kinds))
+    row = engine.store.one(
+        "SELECT COALESCE(SUM(amount_minor), 0) AS total FROM transactions t "
+        f"WHERE t.orderid=? AND t.id<>t.orderid AND t.kind IN ({marks}) AND t.{counted}"
+        + (f" AND {unvoided}" if unvoided else ""),
+        (order["orderid"], *kinds),
+    )
+    return int(row["total"]) if row else 0
+
+
+# Both sides of the ledger are counted the cautious way while something is still processing, so that no
+# outcome of it can break ``charged >= taken back`` (spec section 3; issue 19):
+# - what a preauth has given up to captures counts a capture still processing, and gets a capture's amount
+#   back only once its void is approved;
+# - what was charged counts approved captures only, and drops a capture as soon as a void of it is asked for;
+# - what was taken back counts reversals and chargebacks still processing.
+
+
+def held(engine: Engine, order: Row) -> int:
+    """Minor units of a preauth already given to captures: approved or processing, unless a void was approved."""
+    return _sum(engine, order, ("capture",), unvoided=_not_voided(_APPROVED))
+
+
+def captured(engine: Engine, order: Row) -> int:
+    """Minor units captured on a preauth for sure: approved captures with no void approved or processing."""
+    return _sum(engine, order, ("capture",), counted=_APPROVED, unvoided=_UNVOIDED)
+
+
+def taken_back(engine: Engine, order: Row) -> int:
+    """Minor units reversed or charged back (approved or processing)."""
+    return _sum(engine, order, ("reversal", "chargeback"))
+
+
+def charged(engine: Engine, order: Row) -> int:
+    """What the payer was charged for sure: the sale's amount, or what was captured on a preauth."""
+    return captured(engine, order) if order["kind"] == "preauth" else int(order["amount_minor"] or 0)
+
+
+def _exists(engine: Engine, order: Row, where: str, *args: object) -> Row | None:
+    return engine.store.one(
+        f"SELECT * FROM transactions t WHERE t.orderid=? AND t.id<>t.orderid AND t.{_LIVE} AND {where} "
+        "ORDER BY t.id DESC LIMIT 1",
+        (order["orderid"], *args),
+    )
+
+
+def voided(engine: Engine, tx: Row) -> bool:
+    return (
+        engine.store.one(f"SELECT 1 FROM transactions WHERE parent=? AND kind='void' AND {_LIVE}", (tx["id"],))
+        is not None
+    )
+
+
+def _money(order: Row, minor: int) -> str:
+    return f"{from_minor_units(minor, order['currency'])} {order['currency']}"
+
+
+def requested_minor(call: Call, order: Row, available: int, verb: str) -> int:
+    """The amount asked for (the whole remainder when none is sent), checked against what is left."""
+    fields = call.fields
+    if "amount" not in fields:
+        if available <= 0:
+            raise state_error(f"nothing left to {verb} on orderid {order['orderid']}")
+        return available
+    if fields["currency"] != order["currency"]:
+        raise field_error(f"currency: {fields['currency']} differs from the order's {order['currency']}")
+    minor = to_minor_units(fields["amount"], fields["currency"])
+    if minor > available:
+        raise state_error(
+            f"{verb} of {_money(order, minor)} exceeds the {_money(order, available)} still available "
+            f"on orderid {order['orderid']} (original {_money(order, order['amount_minor'])})"
+        )
+    return minor
+
+
+def _order(engine: Engine, call: Call, kinds: tuple[str, ...], verb: str) -> Row:
+    """The named order, which must be a final approved one of ``kinds`` and not voided."""
+    order = engine.order(call)
+    if order["kind"] not in kinds:
+        raise state_error(
+            f"cannot {verb} a {order['kind']} (orderid {order['orderid']}); {verb} applies to {', '.join(kinds)}"
+        )
+    if order["status"] != "approved":
+        raise state_error(
+            f"cannot {verb} orderid {order['orderid']}: its {order['kind']} is {order['status']}, "
+            "not a final approved one"
+        )
+    if voided(engine, order):
+        raise state_error(f"cannot {verb} orderid {order['orderid']}: it was voided")
+    if _exists(engine, order, "t.kind='cancel'"):
+        raise state_error(f"cannot {verb} orderid {order['orderid']}: its preauth was cancelled")
+    return order
+
+
+def _child(engine: Engine, call: Call, order: Row, kind: str, minor: int, parent: Row | None = None) -> Row:
+    extra = {"comment": call.fields["comment"]} if call.fields.get("comment") else {}
+    child = engine.add_tx(
+        order,
+        call,
+        kind,
+        parent=(parent or order)["id"],
+        amount_minor=minor,
+        currency=order["currency"],
+        extra=dumps(extra),
+        **{k: order[k] for k in (*CARD_COLUMNS, "email")},
+    )
+    return engine.schedule(child)
+
+
+def capture(engine: Engine, call: Call) -> Result:
+    with engine.store.transaction():
+        order = _order(engine, call, ("preauth",), "capture")
+        minor = requested_minor(call, order, order["amount_minor"] - held(engine, order), "capture")
+        child = _child(engine, call, order, "capture", minor)
+    return Result(ResponseKind.ASYNC, child)
+
+
+def void(engine: Engine, call: Call) -> Result:
+    if "amount" in call.fields:  # not a field of void: refused all the same, a partial void is an integration bug
+        raise field_error("amount: void does not support a partial amount (spec section 3, rule 2)")
+    with engine.store.transaction():
+        order = _order(engine, call, VOIDABLE, "void")
+        target = _void_target(engine, order)
+        child = _child(engine, call, order, "void", target["amount_minor"] or 0, parent=target)
+    return Result(ResponseKind.ASYNC, child)
+
+
+def _void_target(engine: Engine, order: Row) -> Row:
+    """The order's latest approved, unsettled, unvoided capture; else the order itself, if nothing followed it."""
+    capture_ = _exists(engine, order, f"t.kind='capture' AND t.status='approved' AND t.settled=0 AND {_UNVOIDED}")
+    if capture_ is not None:
+        back, left = taken_back(engine, order), charged(engine, order) - int(capture_["amount_minor"] or 0)
+        if back > left:
+            raise state_error(
+                f"cannot void the {_money(order, capture_['amount_minor'])} capture of orderid {order['orderid']}: "
+                f"{_money(order, back)} of the order was returned or charged back, and only "
+                f"{_money(order, max(left, 0))} would stay charged; use return"
+            )
+        return capture_
+    if _exists(engine, order, "t.kind='capture' AND t.status='processing'"):
+        raise state_error(f"cannot void orderid {order['orderid']}: a capture of it is still processing")
+    if order["settled"] or _exists(engine, order, "t.kind='capture' AND t.settled=1"):
+        raise state_error(f"cannot void orderid {order['orderid']}: it is already settled; use return")
+    if _exists(engine, order, "t.kind IN ('reversal', 'chargeback')"):
+        raise state_error(f"cannot void orderid {order['orderid']}: it has reversals or chargebacks; use return")
+    return order
+
+
+def return_(engine: Engine, call: Call) -> Result:
+    with engine.store.transaction():
+        order = _order(engine, call, RETURNABLE, "return")
+        if order["kind"] == "preauth" and not held(engine, order):
+            return Result(ResponseKind.ASYNC, _cancel(engine, call, order))
+        available = charged(engine, order) - taken_back(engine, order)
+        if available <= 0 and _exists(engine, order, "t.kind='capture' AND t.status='processing'"):
+            raise state_error(
+                f"nothing to return on orderid {order['orderid']} yet: its capture is still processing "
+                "(a return waits for the capture's final status)"
+            )
+        minor = requested_minor(call, order, available, "return")
+        child = _child(engine, call, order, "reversal", minor)
+    return Result(ResponseKind.ASYNC, child)
+
+
+def _cancel(engine: Engine, call: Call, order: Row) -> Row:
+    """A return on a preauth with nothing captured cancels the whole hold ("amount only makes sense for reversals")."""
+    if (
+        "amount" in call.fields
+        and to_minor_units(call.fields["amount"], call.fields["currency"]) != order["amount_minor"]
+    ):
+        whole = _money(order, order["amount_minor"])
+        raise field_error(
+            f"amount: a preauth with nothing captured is cancelled as a whole ({whole}); leave amount and currency out"
+        )
+    return _child(engine, call, order, "cancel", order["amount_minor"])
+
+
+def chargeback(engine: Engine, orderid: int, amount: str | None) -> Row:
+    """The issuer takes back ``amount`` (default: all that is left) of a charged order; approved at once."""
+    with engine.store.transaction():
+        order = engine.tx(orderid)
+        if order["kind"] not in CHARGEABLE or order["status"] != "approved" or voided(engine, order):
+            raise state_error(
+                f"orderid {order['orderid']} ({order['kind']}, {order['status']}) has no charge to take back"
+            )
+        available = charged(engine, order) - taken_back(engine, order)
+        minor = available if amount is None else to_minor_units(amount, order["currency"])
+        if minor <= 0 or minor > available:
+            raise state_error(
+                f"a chargeback of {_money(order, minor)} does not fit the {_money(order, available)} "
+                f"still charged on orderid {order['orderid']}"
+            )
+        call = Call(get_operation("return"), engine.merchant(order["login"]), order["endpoint_id"], None, {}, "")
+        child = engine.add_tx(
+            order,
+            call,
+            "chargeback",
+            parent=order["id"],
+            amount_minor=minor,
+            currency=order["currency"],
+            **{k: order[k] for k in (*CARD_COLUMNS, "email")},
+        )
+        return engine.finalize(child, "approved")
+
+
+def money_problem(engine: Engine, order: Row) -> str | None:
+    """What breaks the order's money rules as its rows stand, counted the cautious way, or None: a preauth's
+    captures within what it still authorizes (nothing once it is declined, voided or cancelled), and what was
+    charged for sure covering what was returned and charged back."""
+    if order["kind"] not in CHARGEABLE:
+        return None
+    standing = order["status"] == "approved" and not voided(engine, order)
+    back = taken_back(engine, order)
+    if order["kind"] == "preauth":
+        authorized = order["amount_minor"] if standing and not _exists(engine, order, "t.kind='cancel'") else 0
+        if (held_ := held(engine, order)) > authorized:
+            return f"{_money(order, held_)} captured on {_money(order, authorized)} authorized"
+        charged_ = captured(engine, order)
+    else:
+        charged_ = order["amount_minor"] if standing else 0
+    if back > charged_:
+        return f"{_money(order, back)} returned or charged back on {_money(order, charged_)} charged"
+    return None
+
+
+def _money_holds(engine: Engine, tx: Row) -> None:
+    """A forced status change (``Engine.force_status``) that breaks the order's money is refused."""
+    order = engine.tx(tx["orderid"])
+    if problem := money_problem(engine, order):
+        raise state_error(
+            f"the {tx['kind']} of orderid {tx['orderid']} cannot become {tx['status']}: the order would have {problem}"
+        )
+
+
+def _void_done(engine: Engine, tx: Row) -> None:
+    """Final hook: an approved void stops its target from settling."""
+    if tx["kind"] == "void" and tx["status"] == "approved" and tx["parent"]:
+        engine.store.execute("UPDATE transactions SET settle_at=NULL WHERE id=?", (tx["parent"],))
+
+
+def install(engine: Engine) -> None:
+    engine.register("capture", capture)
+    engine.register("void", void)
+    engine.register("return", return_)
+    engine.final_hooks.insert(0, lambda tx: _void_done(engine, tx))
+    engine.money_checks.append(lambda tx: _money_holds(engine, tx))

@@ -1,0 +1,142 @@
+"""The PostgreSQL store's connections: a psycopg pool that outlives the database's outages (issue 34, #4).
+
+- A connection found dead (the database restarted while it sat in the pool) is dropped and the work done on another
+  one, when nothing was done on it: a statement outside a transaction, or a transaction's ``BEGIN``. No request
+  gets a 500 for it.
+- A database that does not answer within ``POOL_WAIT`` seconds (stopped, restarting) is ``StoreUnavailable``: a
+  request gets a 503 that says so, and the simulator's log says it once. While it stays down, a request waits only
+  ``DOWN_WAIT`` seconds, and the database is probed at most every ``PROBE_EVERY`` seconds: psycopg's pool tries to
+  connect again with a pause that doubles (after a minute of outage, it may try again only a minute after the
+  database is back), so once a probe connects, a new pool takes the old one's place.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from toolkit.simulator.storage.sqlite import StoreUnavailable
+
+T = TypeVar("T")
+log = logging.getLogger("gatekit.simulator")
+
+CONNECT_TIMEOUT = 5  # seconds
+POOL_WAIT = 10.0  # seconds a request waits for a connection (a database restarting) before StoreUnavailable
+DOWN_WAIT = 0.5  # the same once a wait ran out, until a statement succeeds again (an outage: quick 503s)
+PROBE_EVERY = 1.0  # seconds between two direct connections that ask whether a database that was down is back
+
+
+class Connections:
+    """The pooled connections of one database URL."""
+
+    def __init__(self, url: str, *, size: int) -> None:
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        self._url, self._size = url, size
+        self._connect = psycopg.connect
+        self._unanswered: tuple[type[Exception], ...] = (psycopg.OperationalError, PoolTimeout)
+        self._down = False  # the last statement found the database not answering
+        self._probing = threading.Lock()
+        self._next_probe = 0.0
+        self.pool = self._new_pool()
+
+    def _new_pool(self) -> Any:
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool
+
+        return ConnectionPool(self._url, min_size=1, max_size=self._size, open=True, timeout=POOL_WAIT,
+                              kwargs={"row_factory": dict_row, "autocommit": True,
+                                      "connect_timeout": CONNECT_TIMEOUT})  # fmt: skip
+
+    def run(self, work: Callable[[Any], T]) -> T:
+        """``work(connection)`` on a pooled connection; one found dead (nothing was done on it) is dropped and
+        ``work`` runs on another."""
+        for attempt in range(self._size + 1):
+            with self._unavailable_as_503(), self.pool.connection(timeout=self._wait()) as conn:
+                try:
+                    done = work(conn)
+                except self._unanswered:
+                    if not (conn.broken and attempt < self._size):
+                        raise
+                    continue  # (the pool discards a broken connection when it gets it back)
+                self._answered()
+                return done
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    @contextmanager
+    def begun(self) -> Iterator[Any]:
+        """A pooled connection inside ``BEGIN`` ... ``COMMIT`` (rolled back on error); one found dead at ``BEGIN``
+        is dropped and another one taken."""
+        for attempt in range(self._size + 1):
+            with self._unavailable_as_503(), self.pool.connection(timeout=self._wait()) as conn:
+                began = conn.transaction()
+                try:
+                    began.__enter__()
+                except self._unanswered:
+                    if conn.broken and attempt < self._size:
+                        continue
+                    raise
+                self._answered()
+                try:
+                    yield conn
+                except BaseException as exc:
+                    if not began.__exit__(type(exc), exc, exc.__traceback__):
+                        raise
+                else:
+                    began.__exit__(None, None, None)
+                return
+
+    def close(self) -> None:
+        self.pool.close()
+
+    # --- an outage ---------------------------------------------------------------------------------
+
+    def _answered(self) -> None:
+        if self._down:
+            self._down = False
+            log.warning("the database answers again")
+
+    def _wait(self) -> float:
+        """How long to wait for a pooled connection: ``POOL_WAIT`` (a restart is waited for), or ``DOWN_WAIT`` while
+        the database is known not to answer, after a probe (``_probe``)."""
+        if not self._down:
+            return POOL_WAIT
+        self._probe()
+        return DOWN_WAIT
+
+    def _probe(self) -> None:
+        """At most every ``PROBE_EVERY`` seconds (one thread at a time), connect directly; once that works, a new
+        pool takes the place of the one whose attempts have backed off (the old one is closed aside: connections
+        in use go back to it and are closed)."""
+        if not self._probing.acquire(blocking=False):
+            return
+        try:
+            if time.monotonic() < self._next_probe:
+                return
+            self._next_probe = time.monotonic() + PROBE_EVERY
+            try:
+                self._connect(self._url, connect_timeout=1).close()
+            except Exception:  # (psycopg's errors: still down)
+                return
+            old, self.pool = self.pool, self._new_pool()
+            threading.Thread(target=old.close, name="gatekit-old-pool", daemon=True).start()
+        finally:
+            self._probing.release()
+
+    @contextmanager
+    def _unavailable_as_503(self) -> Iterator[None]:
+        """The database not answering (the pool's wait ran out, or a connection lost) is ``StoreUnavailable``."""
+        try:
+            yield
+        except self._unanswered as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            if not self._down:  # (said once per outage, on the simulator's log: gatekit simulate's stderr)
+                self._down = True
+                self._next_probe = time.monotonic() + PROBE_EVERY
+                log.warning("the database does not answer (%s): requests get a 503 that says so until it does", first)
+            raise StoreUnavailable(f"the simulator's database does not answer ({first})") from exc

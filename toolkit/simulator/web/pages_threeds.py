@@ -1,0 +1,160 @@
+"""The simulator's 3-D Secure pages: the 2.x method URL, the 2.x ACS challenge, the 1.0.2 ACS.
+
+The model is ``threeds``.  A hosted form's transaction (managed) has its CRes/PaRes applied here,
+gateway-side; in the API flow the merchant's back end receives ``cres`` (or ``pares`` and ``md``)
+with the redirect and uploads it (upload-cres-result / upload-pares-result).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from toolkit.models import Status
+from toolkit.simulator.rules import threeds
+from toolkit.simulator.rules.engine import Engine
+from toolkit.simulator.storage.sqlite import Row
+from toolkit.simulator.web import urls
+from toolkit.simulator.web.pages_common import (
+    PageError,
+    base_of,
+    engine_of,
+    merchant_redirect,
+    not_found,
+    order_summary,
+    styled,
+)
+from toolkit.testdata.outcomes import CHALLENGE_PASSWORD, THREE_DS_V1_AMOUNTS
+
+Entries = dict[str, str]  # the form's fields (``pages_common.form_entries``, read by ``pages.PageRoute``)
+UPLOADS = {"challenge": "upload-cres-result", "pares": "upload-pares-result"}
+WHAT = {"challenge": "3-D Secure challenge", "pares": "3-D Secure 1.0.2 authentication"}
+
+
+def _waiting_tx(engine: Engine, token: str, state: str, versions: tuple[str, ...]) -> Row:
+    """The order whose ACS page this is, while it waits for the payer (404 unknown, 409 over)."""
+    tx = threeds.by_token(engine, token)
+    if tx is None or tx["three_ds"] not in versions:
+        raise not_found(f"This {WHAT[state]} page")
+    tx = engine.current(tx)  # (a challenge past its time limit is over, even if the scheduler has not run yet)
+    if tx["tds_state"] == state and not threeds.was_answered(engine, tx):
+        return tx
+    raise PageError(409, _why_over(engine, tx, state))
+
+
+def _why_over(engine: Engine, tx: Row, state: str) -> str:
+    what, orderid = WHAT[state], tx["orderid"]
+    if tx["tds_state"] == "method":
+        return (
+            f"The 3-D Secure method step of order {orderid} is not finished yet: the challenge opens once the "
+            "merchant has uploaded the method result (upload-method-url-result)."
+        )
+    if tx["tds_state"] == state:
+        return (
+            f"The {what} of order {orderid} has already been answered: the merchant's server now uploads "
+            f"the result ({UPLOADS[state]})."
+        )
+    if Status.parse(tx["status"]).is_final:
+        return f"The {what} of order {orderid} is over: the order is {tx['status']}."
+    return f"The {what} of order {orderid} is over: the order is being decided."
+
+
+def _check_echo(entries: dict[str, str], name: str, token: str) -> None:
+    """The auto-submitted ``creq`` / ``PaReq`` must be the one the status handed out for this page."""
+    value = entries.get(name, "").strip()
+    if value and value != token:
+        raise PageError(400, f"The {name} posted to this page belongs to another 3-D Secure authentication.")
+
+
+# --- 3-D Secure 2.x ----------------------------------------------------------------------------
+
+
+def method(request: Request, token: str) -> Response:
+    """The method URL, loaded in a hidden frame: the ACS has fingerprinted the browser."""
+    tx = threeds.method_loaded(engine_of(request), token)
+    if tx is None:
+        raise not_found("This 3-D Secure method address")
+    return styled(engine_of(request), "method_done.html", orderid=str(tx["orderid"]))
+
+
+def challenge(request: Request, token: str, entries: Entries) -> Response:
+    engine = engine_of(request)
+    tx = _waiting_tx(engine, token, "challenge", (threeds.V2_CHALLENGE,))
+    _check_echo(entries, "creq", token)
+    return styled(
+        engine,
+        "challenge.html",
+        action=urls.challenge_url(base_of(request), token) + "/answer",
+        summary=order_summary(engine, tx),
+        password=CHALLENGE_PASSWORD,
+    )
+
+
+def challenge_answer(request: Request, token: str, entries: Entries) -> Response:
+    return _answer(engine_of(request), token, entries, ACS_V2)
+
+
+# --- 3-D Secure 1.0.2 --------------------------------------------------------------------------
+
+
+def acs_v1(request: Request, token: str, entries: Entries) -> Response:
+    engine = engine_of(request)
+    tx = _waiting_tx(engine, token, "pares", (threeds.V1,))
+    _check_echo(entries, "PaReq", token)
+    return styled(
+        engine,
+        "acs_v1.html",
+        action=urls.acs_v1_url(base_of(request), token) + "/answer",
+        summary=order_summary(engine, tx),
+        password=CHALLENGE_PASSWORD,
+        amounts=THREE_DS_V1_AMOUNTS,
+    )
+
+
+def acs_v1_answer(request: Request, token: str, entries: Entries) -> Response:
+    return _answer(engine_of(request), token, entries, ACS_V1)
+
+
+@dataclass(frozen=True)
+class Acs:
+    """One ACS page's answer: sign the result, apply it (hosted form) or hand it to the merchant (API flow)."""
+
+    state: str
+    version: str
+    sign: Callable[[Engine, str, str], tuple[Row, str]]
+    apply: Callable[[Engine, Row, str], Row]
+    handed: Callable[[Row, str], dict[str, str]]
+
+
+ACS_V2 = Acs("challenge", threeds.V2_CHALLENGE, threeds.challenge_cres, threeds.apply_cres, lambda tx, m: {"cres": m})
+ACS_V1 = Acs(
+    "pares", threeds.V1, threeds.v1_pares, threeds.apply_pares, lambda tx, m: {"pares": m, "md": str(tx["orderid"])}
+)
+
+
+def _answer(engine: Engine, token: str, entries: dict[str, str], acs: Acs) -> Response:
+    extra: dict[str, str] = {}
+    with engine.store.transaction():
+        _waiting_tx(engine, token, acs.state, (acs.version,))
+        typed = entries.get("password") or entries.get("otp") or entries.get("pwd") or ""  # (the page styles' names)
+        tx, message = acs.sign(engine, token, typed.strip())
+        if threeds.is_managed(engine, tx):
+            tx = acs.apply(engine, tx, message)
+        else:
+            tx, extra = threeds.record_answer(engine, tx), acs.handed(tx, message)
+    return merchant_redirect(engine, tx, extra)
+
+
+def pages() -> list[tuple[str, Callable[..., Response], list[str]]]:
+    """(path, page function, methods) of the 3-D Secure pages (``pages.routes`` makes them routes)."""
+    root = urls.PAGE_ROOT
+    return [
+        (urls.method_url(root, "{token}"), method, ["GET", "POST"]),
+        (urls.challenge_url(root, "{token}"), challenge, ["GET", "POST"]),
+        (urls.challenge_url(root, "{token}") + "/answer", challenge_answer, ["POST"]),
+        (urls.acs_v1_url(root, "{token}"), acs_v1, ["GET", "POST"]),
+        (urls.acs_v1_url(root, "{token}") + "/answer", acs_v1_answer, ["POST"]),
+    ]
