@@ -8,6 +8,7 @@ kind of difference injected here, and quick.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -174,3 +175,24 @@ def test_two_recordings_are_compared_without_a_replay(tmp_path_factory: pytest.T
     assert done.returncode == 1 and kinds(report) == {("answer-time", "sale", ""), ("answer-time", "status", "")}
     assert (tmp_path / "ab" / "drift.md").read_text().startswith("## ❌ gatekit drift: 2 differences not accepted")
     assert "<table>" in (tmp_path / "ab" / "drift.html").read_text()
+
+
+@pytest.mark.slow
+def test_a_replay_on_a_busy_machine_is_not_answer_time_drift(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The replay's simulator answers 0.4 s late, as a loaded CI runner made it (a status answered in 0.85 s where
+    the simulator waits 0): its answer times are those its settings give, so there is no drift (issue 34)."""
+    from toolkit import drift as drift_api
+    from toolkit.simulator.web import gateway
+
+    recorded(tmp_path_factory, tmp_path, "")
+    respond = gateway.respond
+
+    async def busy(*args: Any) -> Any:
+        await asyncio.sleep(0.4)
+        return await respond(*args)
+
+    monkeypatch.setattr(gateway, "respond", busy)
+    report = drift_api.against_simulator(tmp_path / "recording", tmp_path / "replay")
+    assert [(d.kind, d.operation) for d in report.differences] == []

@@ -50,15 +50,17 @@ def drift_report(
     notes: dict[str, list[str]] | None = None,
     simulator_label: str = "",
     latency_now: float = 0.0,
+    answer_model: float | None = None,
 ) -> DriftReport:
     """Compare two recorded runs (``sandbox`` as recorded, ``simulator`` its replay or another recording; each
-    a folder or a recording read already); RecordingError when one cannot be read."""
+    a folder or a recording read already); RecordingError when one cannot be read.  ``answer_model``: a replay's
+    answer times as its simulator's settings make them (``compare.compare_timings``)."""
     skipped = dict(skipped or {})
     one, other = _read(sandbox), _read(simulator)
     rules = load_rules(accept)
     a = [trace for trace in traces(one) if trace.name not in skipped]
     b = traces(other)
-    differences = apply(rules, compare_runs(a, b))
+    differences = apply(rules, compare_runs(a, b, answer_model=answer_model))
     return DriftReport(
         str(one.folder),
         simulator_label or str(other.folder),
@@ -99,6 +101,7 @@ def against_simulator(
         notes=replayed.notes,
         simulator_label=label,
         latency_now=settings.latency,
+        answer_model=settings.answer_delay + (settings.answer_latency.p50 if settings.answer_latency else 0.0),
     )
 
 

@@ -32,7 +32,9 @@ LIMITS = (
     "pages (a page the payer cannot read fails the sandbox run itself)",
     "callbacks are compared by count, type and fields, not by when they came or how often they were retried",
     f"timings differ only beyond {ANSWER_GAP:g} s and {ANSWER_RATIO:g}x (answers) or {PROCESSING_GAP:g} s and "
-    f"{PROCESSING_RATIO:g}x (processing), medians per operation: a single slow answer is not drift",
+    f"{PROCESSING_RATIO:g}x (processing), medians per operation: a single slow answer is not drift; a replay's "
+    "answer times are those its simulator's settings give (answer_delay, answer_latency), not what the replay "
+    "measured on this machine (a busy machine is not drift)",
     "@simulator scenarios are not replayed (they drive the simulator's control API)",
 )
 
