@@ -131,7 +131,7 @@ def test_a_path_is_masked_and_a_clean_one_remembered_until_a_new_secret_comes():
 
 
 def test_a_field_found_clean_is_stored_as_it_is_until_a_new_secret_comes():
-    from toolkit.simulator.storage.sqlite import stored_text
+    from toolkit.simulator.storage import stored_text
 
     fields = [("client_orderid", "order-tok-field-secret-9Wq"), ("email", "a@example.com"), ("cvv2", "123")]
     assert mask_fields(fields) == {"client_orderid": "order-tok-field-secret-9Wq", "email": "a@example.com",

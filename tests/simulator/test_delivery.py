@@ -20,7 +20,8 @@ from toolkit.models import AsyncResponse
 from toolkit.signing import verify_callback_control
 from toolkit.simcontrol import SimulatorControl
 from toolkit.simulator import SimulatorServer, default_settings
-from toolkit.simulator.storage.sqlite import Store, dumps
+from toolkit.simulator.storage import dumps
+from toolkit.simulator.storage.sqlite import SqliteStore
 from toolkit.testdata import sale_fields
 
 RETRY = (60.0, 120.0)  # three attempts in all: the first, then one after each delay
@@ -206,7 +207,7 @@ def test_a_slow_merchant_does_not_hold_up_others() -> None:
 def test_a_restart_sends_what_was_in_flight(tmp_path: Path, receiver: CallbackReceiver) -> None:
     """A row left ``sending`` by a stopped simulator (file store) is sent when it starts again."""
     db = tmp_path / "sim.db"
-    store = Store(db)
+    store = SqliteStore(db)
     params = {"status": "approved", "orderid": "8056020", "client_orderid": "inv-1"}
     store.insert(
         "callbacks",

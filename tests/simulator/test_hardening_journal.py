@@ -77,13 +77,13 @@ def test_a_file_journal_keeps_the_lines_written_just_before_the_simulator_stops(
     """The journal is written in batches by a thread: stopping writes what still waits (nothing is lost).  The
     thread waits a minute here, so only the stop can have written them."""
     from toolkit.simulator.journal import StoreJournal
-    from toolkit.simulator.storage.sqlite import Store
+    from toolkit.simulator.storage.sqlite import SqliteStore
 
     monkeypatch.setattr(StoreJournal, "FLUSH_EVERY", 60.0)
     with SimulatorServer(db=tmp_path / "sim.db") as sim, client_for(sim) as client:
         for _ in range(5):
             _status(client)
-    store = Store(tmp_path / "sim.db.requests")  # (the journal of a SQLite file lives beside it)
+    store = SqliteStore(tmp_path / "sim.db.requests")  # (the journal of a SQLite file lives beside it)
     try:
         assert store.one("SELECT COUNT(*) AS n FROM journal") == {"n": 5}
     finally:

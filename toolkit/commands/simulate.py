@@ -147,8 +147,8 @@ def _serve(args: argparse.Namespace) -> int:
     from toolkit.commands.request_log import RequestLog
     from toolkit.simulator.server import SimulatorServer
     from toolkit.simulator.settings import SettingsError
+    from toolkit.simulator.storage import StoreError
     from toolkit.simulator.storage.postgres import without_password
-    from toolkit.simulator.storage.sqlite import StoreError
 
     if args.reset:
         return _reset(args.db)
@@ -205,9 +205,9 @@ def _reset(db: str) -> int:
     import sqlite3
 
     from toolkit.simulator.journal import journal_path
-    from toolkit.simulator.storage import open_store
+    from toolkit.simulator.storage import StoreError, open_store
     from toolkit.simulator.storage.postgres import without_password
-    from toolkit.simulator.storage.sqlite import Store, StoreError
+    from toolkit.simulator.storage.sqlite import SqliteStore
 
     if db == ":memory:":
         return _unusable("--reset empties the store --db names (a SQLite file or postgresql://...)")
@@ -220,7 +220,7 @@ def _reset(db: str) -> int:
         finally:
             store.close()
         if Path(journal_path(db)).exists():  # (a SQLite file's journal lives beside it)
-            journal = Store(journal_path(db))
+            journal = SqliteStore(journal_path(db))
             try:
                 journal.execute("DELETE FROM journal")
             finally:

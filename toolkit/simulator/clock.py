@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from toolkit.simulator.storage.sqlite import StoreUnavailable
+from toolkit.simulator.storage import StoreUnavailable
 
 # The clock stops short of the year 9999 by centuries: dates computed from it (settlement, recurring
 # charges years ahead) stay within what datetime can write.

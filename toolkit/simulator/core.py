@@ -19,8 +19,9 @@ from toolkit.simulator.rules.engine import Engine
 from toolkit.simulator.scheduler import Scheduler
 from toolkit.simulator.settings import SimulatorSettings, default_settings
 from toolkit.simulator.state import SimulatorState
+from toolkit.simulator.storage import Store
 from toolkit.simulator.storage.batch import Batcher
-from toolkit.simulator.storage.sqlite import Store
+from toolkit.simulator.storage.sqlite import SqliteStore
 
 
 def build_engine(settings: SimulatorSettings, store: Store, clock: SimClock, scheduler: Scheduler) -> Engine:
@@ -37,11 +38,11 @@ def build_state(
     """A simulator's state, ready for ``start``."""
     state = SimulatorState()
     state.settings = settings = settings or default_settings()
-    state.store = store = store or Store()
+    state.store = store = store or SqliteStore()
     state.clock = clock = clock or SimClock(shared=store if store.shared else None)
     state.scheduler = scheduler = Scheduler()
     state.engine = engine = build_engine(settings, store, clock, scheduler)
-    if isinstance(store, Store) and not store.in_memory:  # a SQLite file: the loop's sales written together
+    if isinstance(store, SqliteStore) and not store.in_memory:  # a SQLite file: the loop's sales written together
         engine.batcher = Batcher(store)
     state.journal = open_journal(store, settings)
     state.pools = Pools()

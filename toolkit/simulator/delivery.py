@@ -39,7 +39,7 @@ from toolkit.models import FINAL_STATUSES
 from toolkit.simulator import faults
 from toolkit.simulator.destinations import Destinations
 from toolkit.simulator.rules.engine import Engine
-from toolkit.simulator.storage.sqlite import Row, StoreUnavailable, dumps, loads
+from toolkit.simulator.storage import Row, StoreUnavailable, dumps, loads
 
 if TYPE_CHECKING:
     from toolkit.simulator.state import HasState

@@ -28,7 +28,7 @@ from starlette.types import Scope, Send
 
 from toolkit.operations import OPERATIONS, Operation
 from toolkit.simulator.rules.errors import server_error
-from toolkit.simulator.storage.sqlite import Row, Store
+from toolkit.simulator.storage import Row, Store
 
 log = logging.getLogger("gatekit.simulator")
 

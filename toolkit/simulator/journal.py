@@ -26,7 +26,8 @@ from typing import Any, Protocol
 
 from toolkit.masking import mask_fields, mask_path, mask_text
 from toolkit.simulator.settings import SimulatorSettings
-from toolkit.simulator.storage.sqlite import Store, StoreUnavailable, dumps, loads
+from toolkit.simulator.storage import Store, StoreUnavailable, dumps, loads
+from toolkit.simulator.storage.sqlite import SqliteStore
 
 log = logging.getLogger("gatekit.simulator")
 
@@ -262,7 +263,7 @@ def open_journal(store: Store, settings: SimulatorSettings) -> Journal:
     workers answer.)"""
     if store.path == ":memory:":
         return MemoryJournal(settings.journal_size)
-    if isinstance(store, Store):
-        return StoreJournal(Store(journal_path(store.path)), settings.journal_size, settings.journal_retention,
+    if isinstance(store, SqliteStore):
+        return StoreJournal(SqliteStore(journal_path(store.path)), settings.journal_size, settings.journal_retention,
                             owned=True)  # fmt: skip
     return StoreJournal(store, settings.journal_size, settings.journal_retention)

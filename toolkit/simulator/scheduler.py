@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 
 from toolkit.simulator.rules.engine import Engine
-from toolkit.simulator.storage.sqlite import StoreUnavailable
+from toolkit.simulator.storage import StoreUnavailable
 
 log = logging.getLogger("gatekit.simulator")
 

@@ -22,15 +22,15 @@ from toolkit.client import GatewayClient
 from toolkit.errors import ApiError
 from toolkit.simulator import SimulatorServer
 from toolkit.simulator.rules.errors import SimError
-from toolkit.simulator.storage import batch
+from toolkit.simulator.storage import Store, batch
 from toolkit.simulator.storage.batch import Batcher
-from toolkit.simulator.storage.sqlite import Store
+from toolkit.simulator.storage.sqlite import SqliteStore
 from toolkit.testdata import EXAMPLE_CARDS, sale_fields
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    opened = Store(tmp_path / "batch.db")
+    opened = SqliteStore(tmp_path / "batch.db")
     yield opened
     opened.close()
 

@@ -13,10 +13,10 @@ import sqlite3
 import time
 from pathlib import Path
 
-from toolkit.simulator.storage import checkpoints
+from toolkit.simulator.storage import Store, checkpoints
 from toolkit.simulator.storage import sqlite as store_module
 from toolkit.simulator.storage.checkpoints import Checkpointer
-from toolkit.simulator.storage.sqlite import Store
+from toolkit.simulator.storage.sqlite import SqliteStore
 
 
 def _wait_for(check, what: str, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
@@ -33,19 +33,19 @@ def _write(store: Store, commits: int, first: int = 0, size: int = 4096) -> None
 
 
 def test_a_file_store_never_checkpoints_inside_a_commit(tmp_path: Path):
-    store = Store(tmp_path / "sim.db")
+    store = SqliteStore(tmp_path / "sim.db")
     try:
         assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone()["wal_autocheckpoint"] == 0
         assert store._checkpointer is not None and store._checkpointer.limit_bytes == 4000 * 4096
     finally:
         store.close()
-    assert Store()._checkpointer is None  # (memory: no log, no thread)
+    assert SqliteStore()._checkpointer is None  # (memory: no log, no thread)
 
 
 def test_the_thread_copies_a_long_log_back_and_the_next_writer_starts_it_again(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(checkpoints, "CHECK_EVERY", 4)
     monkeypatch.setattr(store_module, "KEEP_BYTES", 16 * 4096)  # (a log started again: truncated to 16 pages)
-    store = Store(tmp_path / "sim.db")
+    store = SqliteStore(tmp_path / "sim.db")
     store._checkpointer.close()  # (the store's own, with the default limit: replaced by a small one)
     wal = Path(f"{store.path}-wal")
     try:
@@ -75,7 +75,7 @@ def test_the_thread_copies_a_long_log_back_and_the_next_writer_starts_it_again(t
 
 
 def test_a_checkpoint_does_not_wait_for_a_writer(tmp_path: Path):
-    store = Store(tmp_path / "sim.db")
+    store = SqliteStore(tmp_path / "sim.db")
     _write(store, 20)
     other = sqlite3.connect(tmp_path / "sim.db", isolation_level=None)
     try:
@@ -93,7 +93,7 @@ def test_a_checkpoint_does_not_wait_for_a_writer(tmp_path: Path):
 
 
 def test_a_checkpoint_ends_with_the_processes_write_lock_held(tmp_path: Path):
-    store = Store(tmp_path / "sim.db")
+    store = SqliteStore(tmp_path / "sim.db")
     _write(store, 20)
     reader = sqlite3.connect(tmp_path / "sim.db", isolation_level=None)
     lock = os.open(f"{store.path}.writers", os.O_RDWR)
@@ -122,7 +122,7 @@ def test_the_log_starts_again_after_a_writer_that_began_before_the_checkpoint(tm
     checkpoint ended, and such a writer appends to the log rather than starting it again.  A checkpoint that ended
     without the lock, however complete, let the log grow without end (700 MB in 30 s of two workers' sales)."""
     monkeypatch.setattr(store_module, "KEEP_BYTES", 16 * 4096)
-    store = Store(tmp_path / "sim.db")
+    store = SqliteStore(tmp_path / "sim.db")
     store._checkpointer.close()
     wal = Path(f"{store.path}-wal")
     _write(store, 100)  # 400 pages and more
@@ -148,7 +148,7 @@ def test_the_log_starts_again_after_a_writer_that_began_before_the_checkpoint(tm
 
 
 def test_close_stops_the_thread(tmp_path: Path):
-    store = Store(tmp_path / "sim.db")
+    store = SqliteStore(tmp_path / "sim.db")
     checkpointer = store._checkpointer
     assert checkpointer is not None and checkpointer.running
     store.close()

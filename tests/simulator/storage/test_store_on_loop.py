@@ -21,7 +21,8 @@ import requests
 from toolkit.client import GatewayClient
 from toolkit.simulator import SimulatorServer
 from toolkit.simulator.journal import StoreJournal
-from toolkit.simulator.storage.sqlite import Store, StoreBusy
+from toolkit.simulator.storage import StoreBusy
+from toolkit.simulator.storage.sqlite import SqliteStore
 from toolkit.testdata import sale_fields
 
 
@@ -66,7 +67,7 @@ def test_a_sale_waits_in_a_thread_while_another_thread_writes(file_server: Simul
 
 
 def test_the_first_write_on_the_loop_gives_up_with_nothing_written(tmp_path: Path):
-    store = Store(tmp_path / "s.db")
+    store = SqliteStore(tmp_path / "s.db")
     try:
         with another_process_writing(tmp_path / "s.db"), store.without_waiting():
             with pytest.raises(StoreBusy), store.transaction():
@@ -80,7 +81,7 @@ def test_the_first_write_on_the_loop_gives_up_with_nothing_written(tmp_path: Pat
 
 def test_once_a_write_went_through_the_next_ones_wait(tmp_path: Path):
     """After its first write a request has changed the store: a later write waits rather than give up."""
-    store = Store(tmp_path / "s.db")
+    store = SqliteStore(tmp_path / "s.db")
     held, release = threading.Event(), threading.Event()
 
     def other_thread() -> None:
@@ -104,10 +105,10 @@ def test_once_a_write_went_through_the_next_ones_wait(tmp_path: Path):
 
 def test_the_journal_writes_a_large_batch_in_chunks(tmp_path: Path, monkeypatch):
     from toolkit.simulator.journal import entry, sent
-    from toolkit.simulator.storage import sqlite as store_module
+    from toolkit.simulator.storage import base as store_module
 
     monkeypatch.setattr(store_module, "INSERT_CHUNK", 7)
-    store = Store(tmp_path / "s.db")
+    store = SqliteStore(tmp_path / "s.db")
     journal = StoreJournal(store, size=1000, retention=3600)
     try:
         for i in range(23):

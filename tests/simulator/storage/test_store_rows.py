@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from toolkit.simulator.storage.sqlite import Store
+from toolkit.simulator.storage.sqlite import SqliteStore
 
 BASE: dict[str, Any] = {
     "login": "gatekit-demo",
@@ -32,7 +32,7 @@ BASE: dict[str, Any] = {
     ],
 )
 def test_the_row_handed_back_is_the_row_stored(extra: dict[str, Any]) -> None:
-    store = Store()
+    store = SqliteStore()
     for _ in range(2):  # the second insert of a shape takes the cached plan
         row = store.insert_row("transactions", {**BASE, **extra})
         stored = store.one("SELECT * FROM transactions WHERE id=?", (row["id"],))

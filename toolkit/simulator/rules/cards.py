@@ -14,14 +14,14 @@ import calendar
 import datetime as dt
 from typing import Any
 
+from toolkit import lifecycle
 from toolkit.money import MoneyError, from_minor_units, to_minor_units
 from toolkit.operations import ResponseKind, get_operation
 from toolkit.simulator.rules.engine import Call, Engine, Result
 from toolkit.simulator.rules.errors import field_error, state_error
 from toolkit.simulator.rules.plans import amount_plan, expiry_plan
-from toolkit.simulator.storage.sqlite import Row, dumps, row_id
+from toolkit.simulator.storage import Row, dumps, row_id
 
-TOKENIZABLE = ("sale", "preauth", "account-verification")
 PERIOD_DAYS = {"day": 1, "week": 7}
 LAST_MOMENT = dt.datetime(dt.MAXYEAR, 12, 31, 23, 59, 59, tzinfo=dt.UTC).timestamp()
 _RECURRING_OP = get_operation("make_rebill")  # a recurring charge is a rebill made by the clock
@@ -31,7 +31,8 @@ def create_card_ref(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
         tx = engine.order(call)
         engine.remember_request(call.serial, tx)
-        if tx["kind"] not in TOKENIZABLE or tx["status"] != "approved" or not tx["card_last4"]:
+        tokenizable = tx["kind"] in lifecycle.applies_to(lifecycle.CARD_REF)
+        if not tokenizable or tx["status"] != "approved" or not tx["card_last4"]:
             raise state_error(
                 f"a card reference needs a final approved card transaction; orderid {tx['orderid']} "
                 f"is a {tx['kind']} with status {tx['status']}"
@@ -120,12 +121,9 @@ def ref_columns(ref: Row) -> dict[str, Any]:
     }
 
 
-# make-rebill and make-rebill-sale charge; make-rebill-preauth holds (behaviour section 11)
-REBILL_KIND = {"make_rebill": "rebill", "make_rebill_sale": "rebill", "make_rebill_preauth": "preauth"}
-
-
 def make_rebill(engine: Engine, call: Call) -> Result:
-    """A charge of a stored card (a hold with make-rebill-preauth); with ``enumerate_amounts``, the amount
+    """A charge of a stored card (a ``rebill``; a hold, a ``preauth``, with make-rebill-preauth: the kind the
+    catalogue says the operation makes, behaviour section 11); with ``enumerate_amounts``, the amount
     first, then each of them in turn until one is approved (behaviour section 10): the order keeps the amount
     that went through.  An expired stored card is declined (behaviour section 11), whatever the amount.
     """
@@ -141,7 +139,7 @@ def make_rebill(engine: Engine, call: Call) -> Result:
         extra.update({name: fields[name] for name in ("recurrent_scenario", "comment") if name in fields})
         tx = engine.new_tx(
             call,
-            REBILL_KIND[call.operation.name],
+            call.operation.makes,
             amount_minor=to_minor_units(amount, currency),
             currency=currency,
             extra=dumps(extra),
@@ -275,7 +273,7 @@ def install(engine: Engine) -> None:
     engine.register("create_card_ref", create_card_ref)
     engine.register("create_card_ref_v4", create_card_ref)
     engine.register("get_card_info", get_card_info)
-    for name in REBILL_KIND:
+    for name in ("make_rebill", "make_rebill_sale", "make_rebill_preauth"):
         engine.register(name, make_rebill)
     engine.register("create_recurring_payment", create_recurring_payment)
     engine.tick_hooks.append(lambda now: charge_due(engine, now))

@@ -20,7 +20,7 @@ from toolkit.operations import LOGIN, AuthScheme, ControlFormula, Operation
 from toolkit.plancache import PlanCache
 from toolkit.simulator.rules.errors import SimError, control_error, endpoint_error, field_error, oauth_error
 from toolkit.simulator.settings import Merchant, SimulatorSettings
-from toolkit.simulator.storage.sqlite import Store
+from toolkit.simulator.storage import Store
 from toolkit.validation import request_problems, respelled
 
 OAUTH_PARAMS = (

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from toolkit import lifecycle
 from toolkit.models import FINAL_STATUSES, Status
 from toolkit.money import from_minor_units, to_minor_units
 from toolkit.operations import Operation, ResponseKind
@@ -23,20 +24,19 @@ from toolkit.signing import callback_control
 from toolkit.simulator.clock import SimClock
 from toolkit.simulator.rules.errors import SimError, state_error
 from toolkit.simulator.settings import Merchant, SimulatorSettings
-from toolkit.simulator.storage.sqlite import Row, Store, dumps, loads, next_id_sql, row_id, stored_text
+from toolkit.simulator.storage import Row, Store, dumps, loads, row_id, stored_text
+from toolkit.simulator.storage.sqlite import next_id_sql
 
 if TYPE_CHECKING:
     from toolkit.simulator.storage.batch import Batcher
 
 # What tells one card from another in a repeated request (``_check_repeat``): a card is never stored whole.
 CARD_IDENTITY = ("card_bin", "card_last4", "card_exp_month", "card_exp_year", "cardrefid")
-# Transaction kinds that start an order (a duplicate client_orderid among them is worth a warning).
-INITIAL_KINDS = ("sale", "preauth", "account-verification", "rebill", "payout", "payout-check", "transfer")
 # A new order (``_insert_tx``): the id of the merchant's latest order with its client_orderid (``_check_repeat``)
 # and the id the new order gets, in one statement built once
 _NEW_ORDER_SQL = (
     "SELECT (SELECT id FROM transactions WHERE login=? AND client_orderid=? AND id=orderid "
-    f"AND kind IN ({','.join('?' * len(INITIAL_KINDS))}) ORDER BY id DESC LIMIT 1) AS repeated, "
+    f"AND kind IN ({','.join('?' * len(lifecycle.INITIAL))}) ORDER BY id DESC LIMIT 1) AS repeated, "
     f"{next_id_sql('transactions')} AS next_id"
 )
 # What a status answer reads of the transaction (``render.status_fields`` and ``payer_action``, ``is_due``, the
@@ -61,24 +61,6 @@ _BY_REQUEST_SQL = (
     "SELECT * FROM transactions WHERE serial=? AND login=? UNION ALL "
     "SELECT t.* FROM requests r JOIN transactions t ON t.id=r.tx WHERE r.serial=? AND t.login=? LIMIT 1"
 )
-STAGE_PREFIX = {
-    "sale": "sale",
-    "preauth": "auth",
-    "account-verification": "verify",
-    "capture": "capture",
-    "void": "void",
-    "cancel": "cancel",
-    "reversal": "reversal",
-    "chargeback": "chargeback",
-    "rebill": "rebill",
-    "recurring-charge": "recurring",
-    "payout": "payout",
-    "payout-check": "payout_check",
-    "payout-pay": "payout",
-    "transfer": "transfer",
-    "pan-eligibility": "eligibility",
-}
-SETTLING_KINDS = ("sale", "capture", "rebill", "recurring-charge", "transfer")
 # Final statuses of a transaction that did not go through: it holds, moves or uses up no money.
 FAILED = (Status.DECLINED.value, Status.ERROR.value, Status.FILTERED.value)
 FAILED_SQL = "(" + ", ".join(f"'{status}'" for status in FAILED) + ")"  # for ``status NOT IN {FAILED_SQL}``
@@ -366,7 +348,7 @@ class Engine:
             "client_orderid": call.client_orderid,
             "kind": kind,
             "status": Status.PROCESSING.value,
-            "stage": f"{STAGE_PREFIX[kind]}_processing",
+            "stage": lifecycle.stage(kind, Status.PROCESSING.value),
             "plan_status": Status.APPROVED.value,
             "email": fields.get("email", ""),
             "redirect_url": fields.get("redirect_url", ""),
@@ -397,8 +379,8 @@ class Engine:
     def _insert_drafted(self, call: Call, kind: str, order: Row | None, row: dict[str, Any]) -> Row:
         """Give a drafted row its id (a new order: its orderid too, after the repeat check) and insert it."""
         if order is None:  # a new order: its orderid is its initial transaction's id, the id AUTOINCREMENT gives next
-            if kind in INITIAL_KINDS:
-                new = self.store.one(_NEW_ORDER_SQL, (call.merchant.login, call.client_orderid, *INITIAL_KINDS))
+            if lifecycle.KINDS[kind].initial:  # a repeated client_orderid is checked against the merchant's orders
+                new = self.store.one(_NEW_ORDER_SQL, (call.merchant.login, call.client_orderid, *lifecycle.INITIAL))
                 assert new is not None
                 if new["repeated"] is not None:
                     self._check_repeat(call, kind, row, self.tx(new["repeated"]))
@@ -491,12 +473,11 @@ class Engine:
     def _final_values(self, tx: Row, status: str, code: str, message: str) -> dict[str, Any]:
         """The columns ``finalize`` writes: status, stage, error, no more deadlines, the settlement date."""
         now = self.clock.now()
-        settle_at = (
-            now + self.settings.settlement_after if status == "approved" and tx["kind"] in SETTLING_KINDS else None
-        )
+        settles = status == "approved" and lifecycle.KINDS[tx["kind"]].settles
+        settle_at = now + self.settings.settlement_after if settles else None
         return {
             "status": status,
-            "stage": f"{STAGE_PREFIX[tx['kind']]}_{status}",
+            "stage": lifecycle.stage(tx["kind"], status),
             "error_code": code if status != "approved" else "",
             "error_message": message if status != "approved" else "",
             "decide_at": None,

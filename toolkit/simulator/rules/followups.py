@@ -20,16 +20,15 @@ every order, at every moment and whatever the outcomes, charged >= returned + ch
 
 from __future__ import annotations
 
+from toolkit import lifecycle
+from toolkit.lifecycle import Money
 from toolkit.money import from_minor_units, to_minor_units
 from toolkit.operations import ResponseKind, get_operation
 from toolkit.simulator.rules.engine import FAILED_SQL, Call, Engine, Result
 from toolkit.simulator.rules.errors import field_error, state_error
 from toolkit.simulator.rules.plans import CARD_COLUMNS
-from toolkit.simulator.storage.sqlite import Row, dumps
+from toolkit.simulator.storage import Row, dumps
 
-RETURNABLE = ("sale", "preauth", "rebill", "recurring-charge", "transfer")
-VOIDABLE = ("sale", "preauth")
-CHARGEABLE = ("sale", "preauth", "rebill", "recurring-charge", "transfer")
 _LIVE = f"status NOT IN {FAILED_SQL}"
 _APPROVED = "status='approved'"
 
@@ -63,22 +62,22 @@ def _sum(engine: Engine, order: Row, kinds: tuple[str, ...], *, counted: str = _
 
 def held(engine: Engine, order: Row) -> int:
     """Minor units of a preauth already given to captures: approved or processing, unless a void was approved."""
-    return _sum(engine, order, ("capture",), unvoided=_not_voided(_APPROVED))
+    return _sum(engine, order, lifecycle.kinds_with(Money.CAPTURE), unvoided=_not_voided(_APPROVED))
 
 
 def captured(engine: Engine, order: Row) -> int:
     """Minor units captured on a preauth for sure: approved captures with no void approved or processing."""
-    return _sum(engine, order, ("capture",), counted=_APPROVED, unvoided=_UNVOIDED)
+    return _sum(engine, order, lifecycle.kinds_with(Money.CAPTURE), counted=_APPROVED, unvoided=_UNVOIDED)
 
 
 def taken_back(engine: Engine, order: Row) -> int:
     """Minor units reversed or charged back (approved or processing)."""
-    return _sum(engine, order, ("reversal", "chargeback"))
+    return _sum(engine, order, lifecycle.kinds_with(Money.TAKE_BACK))
 
 
 def charged(engine: Engine, order: Row) -> int:
     """What the payer was charged for sure: the sale's amount, or what was captured on a preauth."""
-    return captured(engine, order) if order["kind"] == "preauth" else int(order["amount_minor"] or 0)
+    return captured(engine, order) if lifecycle.KINDS[order["kind"]].holds else int(order["amount_minor"] or 0)
 
 
 def _exists(engine: Engine, order: Row, where: str, *args: object) -> Row | None:
@@ -118,9 +117,11 @@ def requested_minor(call: Call, order: Row, available: int, verb: str) -> int:
     return minor
 
 
-def _order(engine: Engine, call: Call, kinds: tuple[str, ...], verb: str) -> Row:
-    """The named order, which must be a final approved one of ``kinds`` and not voided."""
+def _order(engine: Engine, call: Call, verb: str) -> Row:
+    """The named order, which must be a final approved one of the kinds the follow-up ``verb`` applies to
+    (``toolkit.lifecycle``) and not voided."""
     order = engine.order(call)
+    kinds = lifecycle.applies_to(verb)
     if order["kind"] not in kinds:
         raise state_error(
             f"cannot {verb} a {order['kind']} (orderid {order['orderid']}); {verb} applies to {', '.join(kinds)}"
@@ -154,7 +155,7 @@ def _child(engine: Engine, call: Call, order: Row, kind: str, minor: int, parent
 
 def capture(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
-        order = _order(engine, call, ("preauth",), "capture")
+        order = _order(engine, call, lifecycle.CAPTURE)
         minor = requested_minor(call, order, order["amount_minor"] - held(engine, order), "capture")
         child = _child(engine, call, order, "capture", minor)
     return Result(ResponseKind.ASYNC, child)
@@ -164,7 +165,7 @@ def void(engine: Engine, call: Call) -> Result:
     if "amount" in call.fields:  # not a field of void: refused all the same, a partial void is an integration bug
         raise field_error("amount: void does not support a partial amount (spec section 3, rule 2)")
     with engine.store.transaction():
-        order = _order(engine, call, VOIDABLE, "void")
+        order = _order(engine, call, lifecycle.VOID)
         target = _void_target(engine, order)
         child = _child(engine, call, order, "void", target["amount_minor"] or 0, parent=target)
     return Result(ResponseKind.ASYNC, child)
@@ -193,8 +194,8 @@ def _void_target(engine: Engine, order: Row) -> Row:
 
 def return_(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
-        order = _order(engine, call, RETURNABLE, "return")
-        if order["kind"] == "preauth" and not held(engine, order):
+        order = _order(engine, call, lifecycle.RETURN)
+        if lifecycle.KINDS[order["kind"]].holds and not held(engine, order):
             return Result(ResponseKind.ASYNC, _cancel(engine, call, order))
         available = charged(engine, order) - taken_back(engine, order)
         if available <= 0 and _exists(engine, order, "t.kind='capture' AND t.status='processing'"):
@@ -224,7 +225,8 @@ def chargeback(engine: Engine, orderid: int, amount: str | None) -> Row:
     """The issuer takes back ``amount`` (default: all that is left) of a charged order; approved at once."""
     with engine.store.transaction():
         order = engine.tx(orderid)
-        if order["kind"] not in CHARGEABLE or order["status"] != "approved" or voided(engine, order):
+        chargeable = order["kind"] in lifecycle.applies_to(lifecycle.CHARGEBACK)
+        if not chargeable or order["status"] != "approved" or voided(engine, order):
             raise state_error(
                 f"orderid {order['orderid']} ({order['kind']}, {order['status']}) has no charge to take back"
             )
@@ -252,11 +254,12 @@ def money_problem(engine: Engine, order: Row) -> str | None:
     """What breaks the order's money rules as its rows stand, counted the cautious way, or None: a preauth's
     captures within what it still authorizes (nothing once it is declined, voided or cancelled), and what was
     charged for sure covering what was returned and charged back."""
-    if order["kind"] not in CHARGEABLE:
+    kind = lifecycle.KINDS[order["kind"]]
+    if not kind.charges:
         return None
     standing = order["status"] == "approved" and not voided(engine, order)
     back = taken_back(engine, order)
-    if order["kind"] == "preauth":
+    if kind.holds:
         authorized = order["amount_minor"] if standing and not _exists(engine, order, "t.kind='cancel'") else 0
         if (held_ := held(engine, order)) > authorized:
             return f"{_money(order, held_)} captured on {_money(order, authorized)} authorized"

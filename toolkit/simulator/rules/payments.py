@@ -18,21 +18,11 @@ from toolkit.simulator.rules.engine import Call, Engine, Result, new_token
 from toolkit.simulator.rules.errors import SimError, state_error
 from toolkit.simulator.rules.plans import card_values, expiry_plan, plan_of
 from toolkit.simulator.shaping import chance
+from toolkit.simulator.storage import Row, dumps
 from toolkit.simulator.storage.batch import Deferred
-from toolkit.simulator.storage.sqlite import Row, dumps
 from toolkit.testdata.outcomes import GENERIC_DECLINE, CardOutcome
 from toolkit.validation import Problem, request_problems
 
-KIND_OF = {
-    "sale": "sale",
-    "preauth": "preauth",
-    "account_verification": "account-verification",
-    "sale_form": "sale",
-    "preauth_form": "preauth",
-    "payment_form": "sale",
-    "account_verification_form": "account-verification",
-    "payout_form": "payout",
-}
 # What the payer enters on a hosted page; checked with the sale operation's rules.
 # A card payment the decline_rate setting declines (an approving CVV2 drawn into the decline mix)
 MIXED_DECLINE = CardOutcome("declined (decline_rate)", "", Status.DECLINED, "none", GENERIC_DECLINE.error_code,
@@ -88,7 +78,7 @@ def card_payment(engine: Engine, call: Call) -> Result:
     """sale, preauth and account-verification.  The outcome is planned before the write transaction (it reads
     nothing stored): processes that share the store hold its write lock only for the writes."""
     values = card_plan(engine, call.fields, _amount(call), managed=False, lenient=call.lenient, warnings=call.warnings)
-    draft = engine.draft_scheduled_tx(call, KIND_OF[call.operation.name], **values)
+    draft = engine.draft_scheduled_tx(call, call.operation.makes, **values)
 
     def write() -> Result:
         with engine.store.transaction():
@@ -105,7 +95,7 @@ def start_form(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
         tx = engine.new_tx(
             call,
-            KIND_OF[call.operation.name],
+            call.operation.makes,
             form_token=new_token(),
             tds_state="form",
             deadline_at=engine.clock.now() + engine.settings.form_timeout,

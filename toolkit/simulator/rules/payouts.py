@@ -11,13 +11,14 @@ be one of the merchant's stored cards.
 
 from __future__ import annotations
 
+from toolkit import lifecycle
 from toolkit.money import from_minor_units
 from toolkit.operations import ResponseKind
 from toolkit.simulator.rules.cards import card_ref, ref_columns
 from toolkit.simulator.rules.engine import FAILED, FAILED_SQL, Call, Engine, Result
 from toolkit.simulator.rules.errors import field_error, state_error
 from toolkit.simulator.rules.plans import CARD_COLUMNS, amount_plan, card_values, has_expired, plan_of
-from toolkit.simulator.storage.sqlite import Row
+from toolkit.simulator.storage import Row
 from toolkit.testdata.outcomes import AMOUNT_RULES, card_outcome
 
 DESTINATIONS = ("destination-card-no", "credit_card_number")
@@ -92,27 +93,28 @@ def keep_balance(engine: Engine, tx: Row) -> None:
         _hold(engine, tx, going_out)
 
 
-def _payout(engine: Engine, call: Call, kind: str, *, reserve: bool) -> Result:
+def _payout(engine: Engine, call: Call, *, reserve: bool) -> Result:
+    """A payout or a payout check: the kind the catalogue says the operation makes (``Operation.makes``)."""
     _check_currency(call)
     with engine.store.transaction():
-        tx = engine.new_tx(call, kind, **_destination(engine, call))
+        tx = engine.new_tx(call, call.operation.makes, **_destination(engine, call))
         tx = engine.schedule(plan_payout(engine, tx, reserve=reserve))
     return Result(ResponseKind.ASYNC, tx)
 
 
 def payout(engine: Engine, call: Call) -> Result:
-    return _payout(engine, call, "payout", reserve=True)
+    return _payout(engine, call, reserve=True)
 
 
 def payout_check(engine: Engine, call: Call) -> Result:
     """Registers the payout and checks recipient and balance; no funds move."""
-    return _payout(engine, call, "payout-check", reserve=False)
+    return _payout(engine, call, reserve=False)
 
 
 def payout_pay(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
         check = engine.order(call)
-        if check["kind"] != "payout-check":
+        if check["kind"] not in lifecycle.applies_to(lifecycle.PAYOUT_PAY):
             raise state_error(
                 f"payout-pay needs the orderid of a payout-check; orderid {check['orderid']} is a {check['kind']}"
             )

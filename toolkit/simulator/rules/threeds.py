@@ -25,11 +25,12 @@ import secrets
 from decimal import Decimal
 from typing import Any
 
+from toolkit import lifecycle
 from toolkit.models import Status
 from toolkit.operations import ResponseKind
 from toolkit.simulator.rules.engine import Call, Engine, Result, new_token
 from toolkit.simulator.rules.errors import SimError, state_error
-from toolkit.simulator.storage.sqlite import Row
+from toolkit.simulator.storage import Row
 from toolkit.testdata.outcomes import (
     CHALLENGE_FAILED,
     CHALLENGE_PASSWORD,
@@ -215,7 +216,7 @@ def apply_method_result(engine: Engine, tx: Row, indicator: str) -> Row:
             tds_state="challenge",
             tds_comp_ind=indicator,
             deadline_at=deadline,
-            stage=tx["stage"].replace("processing", "3d_validating"),
+            stage=lifecycle.stage(tx["kind"], lifecycle.THREE_DS_VALIDATING),
         )
     eci = _frictionless_eci(tx["plan_status"])  # the planned outcome decides without a challenge
     return engine.schedule(engine.update(tx, tds_state="done", tds_comp_ind=indicator, deadline_at=None, eci=eci))

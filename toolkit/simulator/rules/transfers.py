@@ -23,7 +23,7 @@ from toolkit.operations import ResponseKind
 from toolkit.simulator.rules.cards import card_ref, ref_columns, ref_expiry_plan
 from toolkit.simulator.rules.engine import Call, Engine, Result
 from toolkit.simulator.rules.plans import amount_plan, card_values, expiry_plan
-from toolkit.simulator.storage.sqlite import dumps
+from toolkit.simulator.storage import dumps
 
 
 class Side:
@@ -67,7 +67,7 @@ def _transfer(engine: Engine, call: Call, source: Side | None, destination: Side
         extra["source"] = source.masked()
     columns = (source or destination).columns
     cardrefid = source.ref if source else destination.ref
-    tx = engine.new_tx(call, "transfer", **{**columns, "cardrefid": cardrefid}, extra=dumps(extra), **plan)
+    tx = engine.new_tx(call, call.operation.makes, **{**columns, "cardrefid": cardrefid}, extra=dumps(extra), **plan)
     return Result(ResponseKind.ASYNC, engine.schedule(tx))
 
 
@@ -105,7 +105,7 @@ def pan_eligibility_send(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
         sender = stored_side(engine, call, "sending-card-ref-id", "the sending card")
         assert sender is not None  # a mandatory field
-        tx = engine.new_tx(call, "pan-eligibility", **sender.columns, **(sender.expired or {}))
+        tx = engine.new_tx(call, call.operation.makes, **sender.columns, **(sender.expired or {}))
         return Result(ResponseKind.ASYNC, engine.schedule(tx))
 
 

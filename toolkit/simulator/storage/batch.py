@@ -31,8 +31,9 @@ from typing import Any
 from anyio import CapacityLimiter
 
 from toolkit.simulator import pools
+from toolkit.simulator.storage.base import StoreBusy
 from toolkit.simulator.storage.signalled import Signalled
-from toolkit.simulator.storage.sqlite import Store, StoreBusy
+from toolkit.simulator.storage.sqlite import SqliteStore
 
 MAX_BATCH = 64  # sales in one transaction (the lock is held for all of them)
 # Another process holds the lock: the loop asks again when the watcher sees it free (it serves meanwhile, and what
@@ -59,7 +60,7 @@ class _Item:
 class Batcher:
     """One per process and store: the loop's pending writes, written together on the loop's next turn."""
 
-    store: Store
+    store: SqliteStore
     collecting: int | None = None  # the thread whose handlers may defer (the loop's, while it answers)
     _items: list[_Item] = field(default_factory=list)
     _flush_at: asyncio.TimerHandle | None = None  # (the flush due, if any)
@@ -162,7 +163,7 @@ class _LockWatcher(Signalled[int]):
     """A thread that waits for the store's write lock to be free, keeping nothing, and then calls back on the loop
     (the kernel wakes it the moment the lock is let go)."""
 
-    def __init__(self, store: Store, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, store: SqliteStore, loop: asyncio.AbstractEventLoop) -> None:
         # (close waits 5 s at most: a watch that waits for another process's long write ends with it)
         super().__init__("gatekit-lock-watcher", close_timeout=5)
         self._store, self._loop = store, loop
@@ -176,7 +177,7 @@ class _LockWatcher(Signalled[int]):
 
     @contextmanager
     def opened(self) -> Iterator[int]:
-        """A descriptor of its own of the processes' write lock (see ``Store.holding_writers``)."""
+        """A descriptor of its own of the processes' write lock (see ``SqliteStore.holding_writers``)."""
         descriptor = self._store.open_writers_lock()
         try:
             yield descriptor

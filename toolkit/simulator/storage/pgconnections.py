@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from toolkit.simulator.storage.sqlite import StoreUnavailable
+from toolkit.simulator.storage.base import StoreUnavailable
 
 T = TypeVar("T")
 log = logging.getLogger("gatekit.simulator")

@@ -25,87 +25,16 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, TypeVar
 
+from toolkit.simulator.storage import schema
+from toolkit.simulator.storage.base import Row, SharedState, StoreError, stored_values
 from toolkit.simulator.storage.pgconnections import CONNECT_TIMEOUT, Connections
-from toolkit.simulator.storage.sqlite import FIRST_IDS, RESET_TABLES, Row, SharedState, StoreError, _stored
+from toolkit.simulator.storage.schema import FIRST_IDS, RESET_TABLES, SCHEMA_VERSION
 
 T = TypeVar("T")
 
 POOL_SIZE = 8
 LOCK_KEY = 0x6761746B  # "gatk": the advisory lock every write transaction takes
-SCHEMA_VERSION = 2
-
-SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS gatekit_schema (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS merchants (
-    login TEXT PRIMARY KEY, payout_balance_minor BIGINT NOT NULL, currency TEXT NOT NULL);
-CREATE SEQUENCE IF NOT EXISTS transactions_id_seq START {FIRST_IDS["transactions"]};
-CREATE TABLE IF NOT EXISTS transactions (
-    id BIGINT PRIMARY KEY DEFAULT nextval('transactions_id_seq'), orderid BIGINT NOT NULL DEFAULT 0,
-    serial TEXT NOT NULL DEFAULT '', login TEXT NOT NULL, endpoint_id TEXT NOT NULL, group_id TEXT,
-    client_orderid TEXT NOT NULL, kind TEXT NOT NULL, parent BIGINT,
-    status TEXT NOT NULL, stage TEXT NOT NULL,
-    amount_minor BIGINT, currency TEXT,
-    plan_status TEXT NOT NULL, plan_code TEXT NOT NULL DEFAULT '', plan_message TEXT NOT NULL DEFAULT '',
-    error_code TEXT NOT NULL DEFAULT '', error_message TEXT NOT NULL DEFAULT '',
-    three_ds TEXT NOT NULL DEFAULT 'none', tds_state TEXT NOT NULL DEFAULT '',
-    tds_comp_ind TEXT NOT NULL DEFAULT '', eci TEXT NOT NULL DEFAULT '', tds_token TEXT,
-    decide_at DOUBLE PRECISION, deadline_at DOUBLE PRECISION,
-    card_bin TEXT NOT NULL DEFAULT '', card_last4 TEXT NOT NULL DEFAULT '', card_type TEXT NOT NULL DEFAULT '',
-    card_exp_month TEXT NOT NULL DEFAULT '', card_exp_year TEXT NOT NULL DEFAULT '',
-    cardholder TEXT NOT NULL DEFAULT '', email TEXT NOT NULL DEFAULT '',
-    cardrefid TEXT NOT NULL DEFAULT '', descriptor TEXT NOT NULL DEFAULT '',
-    redirect_url TEXT NOT NULL DEFAULT '', callback_url TEXT NOT NULL DEFAULT '',
-    notify_url TEXT NOT NULL DEFAULT '', form_token TEXT, settled BIGINT NOT NULL DEFAULT 0,
-    settle_at DOUBLE PRECISION, created_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL,
-    extra TEXT NOT NULL DEFAULT '{{}}');
-ALTER SEQUENCE transactions_id_seq OWNED BY transactions.id;
-CREATE INDEX IF NOT EXISTS tx_order ON transactions(orderid);
-CREATE INDEX IF NOT EXISTS tx_client ON transactions(login, client_orderid);
-CREATE INDEX IF NOT EXISTS tx_serial ON transactions(serial);
-CREATE TABLE IF NOT EXISTS requests (serial TEXT PRIMARY KEY, tx BIGINT NOT NULL);
-CREATE INDEX IF NOT EXISTS tx_parent ON transactions(parent) WHERE parent IS NOT NULL;
-CREATE INDEX IF NOT EXISTS tx_due ON transactions(status, decide_at) WHERE decide_at IS NOT NULL;
-CREATE INDEX IF NOT EXISTS tx_deadline ON transactions(status, deadline_at) WHERE deadline_at IS NOT NULL;
-CREATE INDEX IF NOT EXISTS tx_settle ON transactions(settle_at) WHERE settle_at IS NOT NULL;
-CREATE UNIQUE INDEX IF NOT EXISTS tx_form ON transactions(form_token) WHERE form_token IS NOT NULL;
-CREATE UNIQUE INDEX IF NOT EXISTS tx_tds ON transactions(tds_token) WHERE tds_token IS NOT NULL;
-CREATE SEQUENCE IF NOT EXISTS card_refs_id_seq START {FIRST_IDS["card_refs"]};
-CREATE TABLE IF NOT EXISTS card_refs (
-    cardrefid BIGINT PRIMARY KEY DEFAULT nextval('card_refs_id_seq'), login TEXT NOT NULL,
-    source_tx BIGINT NOT NULL, bin TEXT NOT NULL, last4 TEXT NOT NULL, card_type TEXT NOT NULL,
-    exp_month TEXT NOT NULL, exp_year TEXT NOT NULL, holder TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL);
-CREATE SEQUENCE IF NOT EXISTS recurring_id_seq START {FIRST_IDS["recurring"]};
-CREATE TABLE IF NOT EXISTS recurring (
-    id BIGINT PRIMARY KEY DEFAULT nextval('recurring_id_seq'), login TEXT NOT NULL, endpoint_id TEXT NOT NULL,
-    cardrefid TEXT NOT NULL, client_orderid TEXT NOT NULL, amount_minor BIGINT NOT NULL, currency TEXT NOT NULL,
-    period TEXT NOT NULL, interval BIGINT NOT NULL, repeats BIGINT NOT NULL, charged BIGINT NOT NULL DEFAULT 0,
-    next_at DOUBLE PRECISION, callback_url TEXT NOT NULL DEFAULT '', state TEXT NOT NULL,
-    created_at DOUBLE PRECISION NOT NULL);
-CREATE TABLE IF NOT EXISTS nonces (login TEXT NOT NULL, nonce TEXT NOT NULL, ts DOUBLE PRECISION NOT NULL,
-    PRIMARY KEY (login, nonce));
-CREATE TABLE IF NOT EXISTS journal (
-    id BIGSERIAL PRIMARY KEY, at DOUBLE PRECISION NOT NULL, login TEXT NOT NULL DEFAULT '',
-    operation TEXT NOT NULL, path TEXT NOT NULL, http_status BIGINT NOT NULL, response_type TEXT NOT NULL,
-    serial TEXT NOT NULL, orderid TEXT NOT NULL DEFAULT '', client_orderid TEXT NOT NULL DEFAULT '',
-    fields TEXT NOT NULL, warnings TEXT NOT NULL, error TEXT NOT NULL DEFAULT '');
-CREATE TABLE IF NOT EXISTS callbacks (
-    id BIGSERIAL PRIMARY KEY, orderid BIGINT NOT NULL, login TEXT NOT NULL, url TEXT NOT NULL,
-    params TEXT NOT NULL, attempts BIGINT NOT NULL DEFAULT 0, next_at DOUBLE PRECISION NOT NULL,
-    state TEXT NOT NULL DEFAULT 'pending', created_at DOUBLE PRECISION NOT NULL, claim TEXT NOT NULL DEFAULT '');
-CREATE INDEX IF NOT EXISTS cb_due ON callbacks(state, next_at);
-CREATE TABLE IF NOT EXISTS callback_attempts (
-    id BIGSERIAL PRIMARY KEY, callback_id BIGINT NOT NULL, at DOUBLE PRECISION NOT NULL,
-    http_status BIGINT, error TEXT NOT NULL DEFAULT '', elapsed DOUBLE PRECISION NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, until DOUBLE PRECISION NOT NULL);
-CREATE TABLE IF NOT EXISTS faults (
-    id BIGSERIAL PRIMARY KEY, target TEXT NOT NULL, kind TEXT NOT NULL,
-    remaining BIGINT NOT NULL, seconds DOUBLE PRECISION NOT NULL DEFAULT 0, created_at DOUBLE PRECISION NOT NULL);
-"""
-# (version, what it adds, SQL): applied in order to a database at an earlier version
-MIGRATIONS: tuple[tuple[int, str, str], ...] = (
-    (2, "callbacks.claim", "ALTER TABLE callbacks ADD COLUMN IF NOT EXISTS claim TEXT NOT NULL DEFAULT ''"),
-)
+SCHEMA = ";\n".join(schema.postgres_ddl())  # (``schema``: the one schema, in PostgreSQL's words)
 _WITH_ID = {"transactions": "id", "card_refs": "cardrefid", "recurring": "id", "journal": "id", "callbacks": "id",
             "callback_attempts": "id", "faults": "id"}  # fmt: skip
 _NEXT_ID = re.compile(
@@ -192,11 +121,11 @@ class PostgresStore(SharedState):
                              (SCHEMA_VERSION if not (exists and exists["found"]) else 1,))  # fmt: skip
                 row = conn.execute("SELECT version FROM gatekit_schema").fetchone()
             version = int(row["version"]) if row else SCHEMA_VERSION
-            for target, _, sql in MIGRATIONS:
-                if version < target:
-                    conn.execute(sql)
-                    conn.execute("UPDATE gatekit_schema SET version=%s", (target,))
-                    version = target
+            for migration in schema.MIGRATIONS:
+                if version < migration.version:
+                    conn.execute(schema.postgres_migration(migration))
+                    conn.execute("UPDATE gatekit_schema SET version=%s", (migration.version,))
+                    version = migration.version
             if version > SCHEMA_VERSION:
                 raise StoreError(f"{without_password(self.path)} was written by a newer gatekit (schema {version})")
 
@@ -272,13 +201,13 @@ class PostgresStore(SharedState):
         return rows[0] if rows else None
 
     def insert(self, table: str, values: Mapping[str, Any]) -> int:
-        values = _stored(values)
+        values = stored_values(values)
         names = ", ".join(values)
         marks = ", ".join(f":{name}" for name in values)
         return self.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", dict(values))
 
     def insert_row(self, table: str, values: Mapping[str, Any]) -> Row:
-        values = _stored(values)
+        values = stored_values(values)
         names = ", ".join(values)
         marks = ", ".join(f":{name}" for name in values)
         row = self.returning(f"INSERT INTO {table} ({names}) VALUES ({marks}) RETURNING *", dict(values))
@@ -286,12 +215,12 @@ class PostgresStore(SharedState):
         return row
 
     def update(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> int:
-        values = _stored(values)
+        values = stored_values(values)
         sets = ", ".join(f"{name}=:{name}" for name in values)
         return self.count(f"UPDATE {table} SET {sets} WHERE {key}=:_key", {**values, "_key": key_value})
 
     def update_row(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> Row | None:
-        values = _stored(values)
+        values = stored_values(values)
         sets = ", ".join(f"{name}=:{name}" for name in values)
         return self.returning(f"UPDATE {table} SET {sets} WHERE {key}=:_key RETURNING *", {**values, "_key": key_value})
 

@@ -13,7 +13,6 @@ by its masked form too: ``Call.client_orderid``).
 from __future__ import annotations
 
 import fcntl
-import json
 import operator
 import os
 import sqlite3
@@ -24,110 +23,18 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from toolkit.masking import mask_value
+from toolkit.simulator.storage import schema
+from toolkit.simulator.storage.base import (
+    Row,
+    SharedState,
+    StoreBusy,
+    StoreError,
+    stored_values,
+)
 from toolkit.simulator.storage.checkpoints import KEEP_BYTES, Checkpointer
+from toolkit.simulator.storage.schema import FIRST_IDS, RESET_TABLES, SCHEMA_VERSION
 
-# Indexes on columns that most rows leave NULL (a parent, a pending decision or deadline, a page token) are
-# partial: a sale decided at once writes no entry in them.  Every query on them compares the column, which
-# lets SQLite use the partial index.
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS merchants (
-    login TEXT PRIMARY KEY, payout_balance_minor INTEGER NOT NULL, currency TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS transactions (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, orderid INTEGER NOT NULL DEFAULT 0, serial TEXT NOT NULL DEFAULT '',
-    login TEXT NOT NULL, endpoint_id TEXT NOT NULL, group_id TEXT,
-    client_orderid TEXT NOT NULL, kind TEXT NOT NULL, parent INTEGER,
-    status TEXT NOT NULL, stage TEXT NOT NULL,
-    amount_minor INTEGER, currency TEXT,
-    plan_status TEXT NOT NULL, plan_code TEXT NOT NULL DEFAULT '', plan_message TEXT NOT NULL DEFAULT '',
-    error_code TEXT NOT NULL DEFAULT '', error_message TEXT NOT NULL DEFAULT '',
-    three_ds TEXT NOT NULL DEFAULT 'none', tds_state TEXT NOT NULL DEFAULT '',
-    tds_comp_ind TEXT NOT NULL DEFAULT '', eci TEXT NOT NULL DEFAULT '', tds_token TEXT,
-    decide_at REAL, deadline_at REAL,
-    card_bin TEXT NOT NULL DEFAULT '', card_last4 TEXT NOT NULL DEFAULT '', card_type TEXT NOT NULL DEFAULT '',
-    card_exp_month TEXT NOT NULL DEFAULT '', card_exp_year TEXT NOT NULL DEFAULT '',
-    cardholder TEXT NOT NULL DEFAULT '', email TEXT NOT NULL DEFAULT '',
-    cardrefid TEXT NOT NULL DEFAULT '', descriptor TEXT NOT NULL DEFAULT '',
-    redirect_url TEXT NOT NULL DEFAULT '', callback_url TEXT NOT NULL DEFAULT '',
-    notify_url TEXT NOT NULL DEFAULT '', form_token TEXT, settled INTEGER NOT NULL DEFAULT 0, settle_at REAL,
-    created_at REAL NOT NULL, updated_at REAL NOT NULL, extra TEXT NOT NULL DEFAULT '{}');
-CREATE INDEX IF NOT EXISTS tx_order ON transactions(orderid);
-CREATE INDEX IF NOT EXISTS tx_client ON transactions(login, client_orderid);
-CREATE INDEX IF NOT EXISTS tx_serial ON transactions(serial);
-CREATE TABLE IF NOT EXISTS requests (serial TEXT PRIMARY KEY, tx INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS tx_parent ON transactions(parent) WHERE parent IS NOT NULL;
-CREATE INDEX IF NOT EXISTS tx_due ON transactions(status, decide_at) WHERE decide_at IS NOT NULL;
-CREATE INDEX IF NOT EXISTS tx_deadline ON transactions(status, deadline_at) WHERE deadline_at IS NOT NULL;
-CREATE INDEX IF NOT EXISTS tx_settle ON transactions(settle_at) WHERE settle_at IS NOT NULL;
-CREATE UNIQUE INDEX IF NOT EXISTS tx_form ON transactions(form_token) WHERE form_token IS NOT NULL;
-CREATE UNIQUE INDEX IF NOT EXISTS tx_tds ON transactions(tds_token) WHERE tds_token IS NOT NULL;
-CREATE TABLE IF NOT EXISTS card_refs (
-    cardrefid INTEGER PRIMARY KEY AUTOINCREMENT, login TEXT NOT NULL, source_tx INTEGER NOT NULL,
-    bin TEXT NOT NULL, last4 TEXT NOT NULL, card_type TEXT NOT NULL, exp_month TEXT NOT NULL,
-    exp_year TEXT NOT NULL, holder TEXT NOT NULL, created_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS recurring (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, login TEXT NOT NULL, endpoint_id TEXT NOT NULL,
-    cardrefid TEXT NOT NULL, client_orderid TEXT NOT NULL, amount_minor INTEGER NOT NULL, currency TEXT NOT NULL,
-    period TEXT NOT NULL, interval INTEGER NOT NULL, repeats INTEGER NOT NULL, charged INTEGER NOT NULL DEFAULT 0,
-    next_at REAL, callback_url TEXT NOT NULL DEFAULT '', state TEXT NOT NULL, created_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS nonces (login TEXT NOT NULL, nonce TEXT NOT NULL, ts REAL NOT NULL,
-    PRIMARY KEY (login, nonce));
-CREATE TABLE IF NOT EXISTS journal (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, login TEXT NOT NULL DEFAULT '',
-    operation TEXT NOT NULL, path TEXT NOT NULL, http_status INTEGER NOT NULL, response_type TEXT NOT NULL,
-    serial TEXT NOT NULL, orderid TEXT NOT NULL DEFAULT '', client_orderid TEXT NOT NULL DEFAULT '',
-    fields TEXT NOT NULL, warnings TEXT NOT NULL, error TEXT NOT NULL DEFAULT '');
-CREATE TABLE IF NOT EXISTS callbacks (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, orderid INTEGER NOT NULL, login TEXT NOT NULL, url TEXT NOT NULL,
-    params TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_at REAL NOT NULL,
-    state TEXT NOT NULL DEFAULT 'pending', created_at REAL NOT NULL, claim TEXT NOT NULL DEFAULT '');
-CREATE INDEX IF NOT EXISTS cb_due ON callbacks(state, next_at);
-CREATE TABLE IF NOT EXISTS callback_attempts (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, callback_id INTEGER NOT NULL, at REAL NOT NULL,
-    http_status INTEGER, error TEXT NOT NULL DEFAULT '', elapsed REAL NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, until REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS faults (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, target TEXT NOT NULL, kind TEXT NOT NULL,
-    remaining INTEGER NOT NULL, seconds REAL NOT NULL DEFAULT 0, created_at REAL NOT NULL);
-"""
-# Forward migrations of a database file written by an earlier gatekit: (version, what it adds, SQL).  The
-# version reached is kept in ``meta.schema_version``; SCHEMA above is always the latest.
-SCHEMA_VERSION = 2
-MIGRATIONS = (
-    (2, "callbacks.claim (which simulator process is sending a callback)",
-     "ALTER TABLE callbacks ADD COLUMN claim TEXT NOT NULL DEFAULT ''"),
-)  # fmt: skip
-
-# What a reset empties (the merchants too, seeded again from the settings); the schema, meta and leases stay.
-RESET_TABLES = ("transactions", "requests", "card_refs", "recurring", "nonces", "journal", "callbacks",
-                "callback_attempts", "faults", "merchants")  # fmt: skip
-
-# Identifiers start where the public examples live, so they look like the gateway's.
-FIRST_IDS = {"transactions": 8056020, "card_refs": 1679215, "recurring": 700100}
-
-Row = dict[str, Any]
-
-# Columns a merchant's free text goes into: a card number or CVV typed there is masked before it is stored.
-FREE_TEXT = frozenset({
-    "client_orderid", "email", "redirect_url", "callback_url", "notify_url", "cardholder", "holder", "url",
-    "params", "extra", "error_message", "plan_message", "path", "fields", "warnings", "error",
-})  # fmt: skip
-
-
-def stored_text(name: str, value: str) -> str:
-    """``value`` as the store keeps it in column ``name``: masked (``toolkit.masking``), or as it is."""
-    return mask_value(name, value)
-
-
-def _stored(values: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``values`` with their free-text columns as the store keeps them (the same mapping when nothing changes)."""
-    changed = {}
-    for name in FREE_TEXT.intersection(values):  # (a set operation in C: a row has a few free-text columns of many)
-        value = values[name]
-        if isinstance(value, str) and value and (kept := stored_text(name, value)) != value:
-            changed[name] = kept
-    return {**values, **changed} if changed else values
+SCHEMA = ";\n".join(schema.sqlite_ddl())  # (``schema``: the one schema, in SQLite's words)
 
 
 _NAME = operator.itemgetter(0)  # a column's name in ``cursor.description``
@@ -151,43 +58,13 @@ _KEPT_IN = {str: "TEXT", int: "INTEGER", float: "REAL"}  # the column type that 
 
 
 _InsertPlan = tuple[str | None, tuple[str, ...], _Columns]
-INSERT_CHUNK = 500  # rows per statement of ``insert_many`` (SQLite takes up to 32766 parameters in one)
 MAX_INSERT_PLANS = 256  # (table, names, value types) seen; the engine uses a handful
-
-
-class StoreError(RuntimeError):
-    """A database the simulator cannot use; the message says why and what to do."""
-
-
-class StoreUnavailable(StoreError):
-    """The database does not answer now (a shared PostgreSQL stopped or restarting): a request gets a 503 that says
-    so, and the next one tries again."""
-
-
-class StoreBusy(Exception):
-    """A write on the event loop (``without_waiting``) would wait for a lock: nothing was written, and the request
-    is answered again in a thread, which may wait."""
 
 
 # How long a write on the event loop waits for another process's write lock before it gives up (``StoreBusy``):
 # other processes hold it for a fraction of a millisecond per request; a checkpoint or a long batch holds it longer,
 # and the request then goes to a thread rather than stall the loop
 LOOP_PATIENCE = 0.002
-
-
-MAX_ROW_ID = 2**63 - 1  # SQLite's largest INTEGER
-
-
-def row_id(text: str) -> int | None:
-    """An identifier from a request as the store can look it up; None when it cannot exist.
-
-    Only ASCII digits count (``str.isdigit`` also accepts ``²``, which ``int`` refuses), and
-    nothing above SQLite's largest integer (binding one raises OverflowError).
-    """
-    if not (text.isascii() and text.isdigit()) or len(text) > 19:  # int() of 5000 digits raises ValueError
-        return None
-    value = int(text)
-    return value if value <= MAX_ROW_ID else None
 
 
 def next_id_sql(table: str) -> str:
@@ -198,81 +75,8 @@ def next_id_sql(table: str) -> str:
     )
 
 
-class SharedState:
-    """What processes that share a store keep in it besides the orders: persistent values (``meta``), the clock
-    offset and the leases.  The same for SQLite and PostgreSQL (``Store``, ``pgstore.PostgresStore``): only
-    ``_upsert`` is written in each one's words."""
-
-    def one(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> Row | None:
-        raise NotImplementedError
-
-    def execute(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> int:
-        raise NotImplementedError
-
-    def transaction(self) -> AbstractContextManager[Any]:
-        raise NotImplementedError
-
-    def _upsert(self, table: str, key: str, values: Mapping[str, Any]) -> None:
-        """Insert the row, or replace the one with the same ``key``."""
-        raise NotImplementedError
-
-    def insert_many(self, table: str, rows: list[dict[str, Any]]) -> None:
-        """Rows with the same names, masked already (the journal's entries), in a few multi-row statements: one
-        call into the database per ``INSERT_CHUNK`` rows, where each call lets other threads take the GIL (a
-        writer that holds the processes' write lock waits to get it back)."""
-        if not rows:
-            return
-        names = tuple(rows[0])
-        one = "(" + ", ".join("?" * len(names)) + ")"
-        for start in range(0, len(rows), INSERT_CHUNK):
-            chunk = rows[start : start + INSERT_CHUNK]
-            params = tuple(row[name] for row in chunk for name in names)
-            self.execute(f"INSERT INTO {table} ({', '.join(names)}) VALUES {', '.join([one] * len(chunk))}", params)
-
-    def meta(self, name: str, default: Callable[[], str]) -> str:
-        """A persistent value (the ACS signing secret), created on first use."""
-        with self.transaction():
-            row = self.one("SELECT value FROM meta WHERE name=?", (name,))
-            if row is not None:
-                return str(row["value"])
-            value = default()
-            self.execute("INSERT INTO meta (name, value) VALUES (?, ?)", (name, value))
-            return value
-
-    def read_offset(self) -> float:
-        row = self.one("SELECT value FROM meta WHERE name='clock_offset'")
-        return float(row["value"]) if row else 0.0
-
-    def set_offset(self, offset: float) -> None:
-        self._upsert("meta", "name", {"name": "clock_offset", "value": repr(offset)})
-
-    def add_offset(self, seconds: float, check: Callable[[float], None]) -> float:
-        """Add ``seconds`` in one transaction (``check(offset)`` may refuse first, given the current offset)."""
-        with self.transaction():
-            current = self.read_offset()
-            check(current)
-            self.set_offset(current + seconds)
-            return current + seconds
-
-    def hold_lease(self, name: str, holder: str, now: float, ttl: float, *, replacing: str = "") -> bool:
-        """Take or renew lease ``name`` for ``holder`` until ``now + ttl`` unless another holder's is still valid
-        (``replacing``: a holder known to be gone, whose lease counts as run out)."""
-        with self.transaction():
-            row = self.one("SELECT holder, until FROM leases WHERE name=?", (name,))
-            if row is not None and row["holder"] not in (holder, replacing) and row["until"] > now:
-                return False
-            self._upsert("leases", "name", {"name": name, "holder": holder, "until": now + ttl})
-            return True
-
-    def lease_holder(self, name: str) -> Row | None:
-        return self.one("SELECT holder, until FROM leases WHERE name=?", (name,))
-
-    def drop_lease(self, name: str, holder: str) -> None:
-        self.execute("DELETE FROM leases WHERE name=? AND holder=?", (name, holder))
-
-
-class Store(SharedState):
-    """One SQLite connection shared by the app's threads, guarded by a lock."""
+class SqliteStore(SharedState):
+    """The store in SQLite (a file, or memory): one connection shared by the app's threads, guarded by a lock."""
 
     def __init__(self, path: str | Path = ":memory:") -> None:
         self.path = str(path)
@@ -339,11 +143,12 @@ class Store(SharedState):
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
         row = self._db.execute("SELECT value FROM meta WHERE name='schema_version'").fetchone()
         version = int(row["value"]) if row else 1
-        for target, _, sql in MIGRATIONS:
+        for migration in schema.MIGRATIONS:
+            target = migration.version
             if version < target:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
-                    self._db.execute(sql)
+                    self._db.execute(schema.sqlite_migration(migration))
                     self._db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('schema_version', ?)",
                                      (str(target),))  # fmt: skip
                 except BaseException:
@@ -381,7 +186,7 @@ class Store(SharedState):
         finally:
             self._hurried, self._patience = None, LOOP_PATIENCE
 
-    def transaction(self) -> AbstractContextManager[Store]:
+    def transaction(self) -> AbstractContextManager[SqliteStore]:
         """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on error); re-entrant in one thread: inside this thread's
         transaction the block joins it (a context that does nothing: a batch's writes nest two per sale)."""
         if self._writer == threading.get_ident():
@@ -389,7 +194,7 @@ class Store(SharedState):
         return self._transaction()
 
     @contextmanager
-    def _transaction(self) -> Iterator[Store]:
+    def _transaction(self) -> Iterator[SqliteStore]:
         hurried = self._hurried is not None and self._hurried == threading.get_ident()
         if not self._lock.acquire(timeout=self._patience if hurried else -1):
             raise StoreBusy("another thread of this process is writing")
@@ -533,13 +338,13 @@ class Store(SharedState):
             return rows
 
     def insert(self, table: str, values: Mapping[str, Any]) -> int:
-        values = _stored(values)
+        values = stored_values(values)
         names = ", ".join(values)
         marks = ", ".join(f":{name}" for name in values)
         return self.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", dict(values))
 
     def update(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> int:
-        values = _stored(values)
+        values = stored_values(values)
         sets = ", ".join(f"{name}=:{name}" for name in values)
         return self.execute(f"UPDATE {table} SET {sets} WHERE {key}=:_key", {**values, "_key": key_value})
 
@@ -557,7 +362,7 @@ class Store(SharedState):
         ``RETURNING *`` (a wide row read back and turned into a dict costs more than the insert).  Any other
         value (one SQLite would convert) reads the row back as stored.
         """
-        values = _stored(values)
+        values = stored_values(values)
         key = (table, tuple(values), tuple(map(type, values.values())))
         plan = self._insert_plans.get(key)
         if plan is None:
@@ -618,7 +423,7 @@ class Store(SharedState):
 
     def update_row(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> Row | None:
         """``update`` of one row by key, returning the row as it now is (None when there is none)."""
-        values = _stored(values)
+        values = stored_values(values)
         sets = ", ".join(f"{name}=:{name}" for name in values)
         return self.returning(f"UPDATE {table} SET {sets} WHERE {key}=:_key RETURNING *", {**values, "_key": key_value})
 
@@ -641,11 +446,3 @@ class Store(SharedState):
             if self._writers is not None:
                 os.close(self._writers)
                 self._writers = None
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True)
-
-
-def loads(text: str) -> Any:
-    return json.loads(text) if text else {}

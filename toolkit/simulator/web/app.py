@@ -31,7 +31,7 @@ from toolkit.simulator import core
 from toolkit.simulator.clock import SimClock
 from toolkit.simulator.settings import SimulatorSettings
 from toolkit.simulator.state import SimulatorState
-from toolkit.simulator.storage.sqlite import Store, StoreUnavailable
+from toolkit.simulator.storage import Store, StoreUnavailable
 from toolkit.simulator.web import control, gateway, pages
 from toolkit.simulator.web.controlargs import ControlError
 from toolkit.simulator.web.front import Front

@@ -44,7 +44,7 @@ from toolkit.simulator.clock import ClockLimit
 from toolkit.simulator.rules import followups
 from toolkit.simulator.rules.engine import Engine
 from toolkit.simulator.rules.errors import SimError
-from toolkit.simulator.storage.sqlite import Row, loads
+from toolkit.simulator.storage import Row, loads
 from toolkit.simulator.web.controlargs import ControlError, integer, json_body, number, orderid, text
 
 if TYPE_CHECKING:

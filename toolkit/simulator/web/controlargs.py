@@ -11,7 +11,8 @@ from typing import Any
 from starlette.requests import Request
 
 from toolkit.masking import mask_text
-from toolkit.simulator.storage.sqlite import MAX_ROW_ID, row_id
+from toolkit.simulator.storage import row_id
+from toolkit.simulator.storage.base import MAX_ROW_ID
 from toolkit.wire import DecodeError, loads_json
 
 MAX_DIGITS = 19  # no count, limit or id of the control API needs more

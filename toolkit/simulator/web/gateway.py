@@ -26,8 +26,9 @@ from toolkit.simulator.rules import checks
 from toolkit.simulator.rules.engine import Call, Engine
 from toolkit.simulator.rules.errors import SimError, endpoint_error, server_error, unavailable
 from toolkit.simulator.shaping import TIMEOUT_HOLD
+from toolkit.simulator.storage import Store, StoreBusy, StoreUnavailable
 from toolkit.simulator.storage.batch import Deferred
-from toolkit.simulator.storage.sqlite import Store, StoreBusy, StoreUnavailable
+from toolkit.simulator.storage.sqlite import SqliteStore
 from toolkit.simulator.web import limits, render, urls
 from toolkit.wire import FORM_TYPE, MEDIA_TYPE, asks_for_json
 
@@ -212,7 +213,7 @@ async def _answer(gr: GatewayRequest, *, faults: bool) -> Answer | float:
                     store.release()
                 assert not isinstance(answered, Pending)  # (no batch: in memory, a write costs no commit)
                 return answered
-        elif isinstance(store, Store):
+        elif isinstance(store, SqliteStore):
             batcher = request.app.state.engine.batcher
             assert batcher is not None  # (core.build_state gives a SQLite file's engine one)
             try:

@@ -34,7 +34,7 @@ from starlette.routing import Route
 
 from toolkit.simulator import pools
 from toolkit.simulator.rules.errors import SimError
-from toolkit.simulator.storage.sqlite import StoreUnavailable
+from toolkit.simulator.storage import StoreUnavailable
 from toolkit.simulator.web import pages_forms, pages_threeds
 from toolkit.simulator.web.pages_common import PageError, error_page, form_entries
 

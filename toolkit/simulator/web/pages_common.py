@@ -16,7 +16,7 @@ from starlette.responses import HTMLResponse
 
 from toolkit.masking import mask_text
 from toolkit.simulator.rules.engine import Engine
-from toolkit.simulator.storage.sqlite import Row
+from toolkit.simulator.storage import Row
 from toolkit.simulator.web.gateway import public_base
 from toolkit.wire import decode_form
 

@@ -14,7 +14,7 @@ from starlette.responses import RedirectResponse, Response
 
 from toolkit.simulator.rules import payments
 from toolkit.simulator.rules.engine import Engine
-from toolkit.simulator.storage.sqlite import Row
+from toolkit.simulator.storage import Row
 from toolkit.simulator.web import urls
 from toolkit.simulator.web.pages_common import (
     NO_STORE,

@@ -16,7 +16,7 @@ from starlette.responses import Response
 from toolkit.models import Status
 from toolkit.simulator.rules import threeds
 from toolkit.simulator.rules.engine import Engine
-from toolkit.simulator.storage.sqlite import Row
+from toolkit.simulator.storage import Row
 from toolkit.simulator.web import urls
 from toolkit.simulator.web.pages_common import (
     PageError,

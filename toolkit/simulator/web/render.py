@@ -17,7 +17,7 @@ from starlette.types import Receive, Scope, Send
 from toolkit.operations import ResponseKind
 from toolkit.simulator.rules.engine import Call, Engine, Result
 from toolkit.simulator.rules.errors import SimError
-from toolkit.simulator.storage.sqlite import Row
+from toolkit.simulator.storage import Row
 from toolkit.simulator.web import urls
 from toolkit.wire import LEGACY_TYPE, MEDIA_TYPE, encode_json, encode_legacy
 
