@@ -3,6 +3,8 @@
 The client, the simulator, the CLI, the OpenAPI document, the notebook forms and the docs read
 this table; nothing restates it.  Where the spec says "not shown", the choice made here is
 listed in ``Operation.assumed`` so that tools can show it, and ``gateway-behaviour.md`` is quoted.
+Each operation also says which kind of transaction it makes, or which follow-up it is, in the words of
+``toolkit.lifecycle``: the bridge between operations (``sale_form``) and transaction kinds (``sale``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from toolkit.fields import FIELDS, wire_name
+from toolkit.lifecycle import FOLLOW_UPS, KINDS, TransactionKind, applies_to, is_later
 
 
 class AuthScheme(StrEnum):
@@ -82,6 +85,23 @@ class Operation:
     together: tuple[tuple[str, ...], ...] = ()
     assumed: tuple[str, ...] = field(default=())
     prefixes: tuple[str, ...] = ()  # optional fields known by prefix (``customer_browser_``)
+    makes: str = ""  # the kind of transaction that opens the order it makes (``toolkit.lifecycle``), if any
+    follow_up: str = ""  # the follow-up it is (``toolkit.lifecycle.FOLLOW_UPS``), if any
+
+    @property
+    def kind(self) -> TransactionKind | None:
+        """The kind of transaction it makes (a ``make_rebill_preauth`` makes a ``preauth``), or None."""
+        return KINDS[self.makes] if self.makes else None
+
+    @property
+    def applies_to(self) -> tuple[str, ...]:
+        """The kinds of transaction a follow-up applies to (``capture``: a preauth); () for any other operation."""
+        return applies_to(self.follow_up) if self.follow_up else ()
+
+    @property
+    def later(self) -> bool:
+        """It adds a transaction to an existing order (same orderid, its own serial-number)."""
+        return bool(self.follow_up and FOLLOW_UPS[self.follow_up].makes)
 
     @property
     def family(self) -> str:
@@ -239,10 +259,13 @@ def _payment(name: str, path: str, code: str, request: str, summary: str) -> Ope
         control=SALE_CONTROL,
         prefixes=("customer_browser_",),
         assumed=(_SECTION_10, "customer_browser_* (3-D Secure 2 browser data): accepted by prefix, not checked"),
+        makes=name,
     )
 
 
-def _rebill(name: str, path: str, code: str | None, request: str | None, summary: str, *assumed: str) -> Operation:
+def _rebill(
+    name: str, path: str, code: str | None, request: str | None, summary: str, *assumed: str, makes: str
+) -> Operation:
     """make-rebill and its two published names (behaviour sections 10 and 11): a stored card, no cardholder."""
     return Operation(
         name,
@@ -266,6 +289,7 @@ def _rebill(name: str, path: str, code: str | None, request: str | None, summary
         ),
         control=REBILL_CONTROL,
         assumed=(*assumed, _SECTION_10, "enumerate_amounts: at most 10 amounts, each at most the amount"),
+        makes=makes,
     )
 
 
@@ -291,7 +315,7 @@ def _v4(name: str, path: str, summary: str, required: tuple[str, ...], **details
     )
 
 
-def _form(name: str, path: str, code: str, request: str, summary: str, *assumed: str) -> Operation:
+def _form(name: str, path: str, code: str, request: str, summary: str, *assumed: str, makes: str) -> Operation:
     """Hosted-form operations: as sale without the card fields; a redirect address back (section 10)."""
     return Operation(
         name,
@@ -315,6 +339,7 @@ def _form(name: str, path: str, code: str, request: str, summary: str, *assumed:
         optional=(*_FORM_URLS, *_CUSTOMER_OPTIONAL),
         control=SALE_CONTROL,
         assumed=(*assumed, _SECTION_10, _FORM_REDIRECT),
+        makes=makes,
     )
 
 
@@ -334,6 +359,7 @@ def _partial_follow_up(name: str, path: str, code: str, request: str, summary: s
         together=(("amount", "currency"),),
         control=AMOUNT_CONTROL,
         assumed=(_SECTION_10,),
+        follow_up=name,
     )
 
 
@@ -368,9 +394,23 @@ def _threeds_upload(
 _OPERATIONS = (
     # 4.1 Payment operations
     _payment("sale", "/api/v2/sale/{endpointId}", "SALE", "SaleRequest", "Authorization and capture combined"),
-    _form("sale_form", "/api/v2/sale-form/{endpointId}", "SALEFORM", "SaleFormRequest", "Hosted card page: sale"),
+    _form(
+        "sale_form",
+        "/api/v2/sale-form/{endpointId}",
+        "SALEFORM",
+        "SaleFormRequest",
+        "Hosted card page: sale",
+        makes="sale",
+    ),
     _payment("preauth", "/api/v2/preauth/{endpointId}", "PREAUTH", "AuthRequest", "Reserves funds; capture or void"),
-    _form("preauth_form", "/api/v2/preauth-form/{endpointId}", "PREAUTHFORM", "AuthFormRequest", "Hosted preauth"),
+    _form(
+        "preauth_form",
+        "/api/v2/preauth-form/{endpointId}",
+        "PREAUTHFORM",
+        "AuthFormRequest",
+        "Hosted preauth",
+        makes="preauth",
+    ),
     _form(
         "payment_form",
         "/api/v2/payment-form/{endpointId}",
@@ -378,6 +418,7 @@ _OPERATIONS = (
         "PaymentFormRequest",
         "Universal hosted payment form",
         _ASSUMED_FORM_CONTROL,
+        makes="sale",
     ),
     _partial_follow_up(
         "capture",
@@ -398,6 +439,7 @@ _OPERATIONS = (
         required=(*_FOLLOW_UP, "comment"),
         control=FOLLOW_UP_CONTROL,
         assumed=(_SECTION_10,),
+        follow_up="void",
     ),
     _partial_follow_up(
         "return",
@@ -444,6 +486,7 @@ _OPERATIONS = (
             "request fields: section 10 lists none for the direct call; the family's documentation and public "
             "PHP library: as sale without amount and currency (zero amount, spec 4.1), phone optional",
         ),
+        makes="account-verification",
     ),
     Operation(
         "account_verification_form",
@@ -463,6 +506,7 @@ _OPERATIONS = (
             "although the family's documentation of this operation does not list it",
             _FORM_REDIRECT,
         ),
+        makes="account-verification",
     ),
     # 4.2 3DS result upload
     _threeds_upload(
@@ -509,6 +553,7 @@ _OPERATIONS = (
         required=_FOLLOW_UP,
         control=FOLLOW_UP_CONTROL,
         assumed=(_SECTION_10,),
+        follow_up="card-ref",
     ),
     _v4(
         "create_card_ref_v4",
@@ -518,6 +563,7 @@ _OPERATIONS = (
         types=("CARDREF_V4", "CreateCardRefV4Request", "CardRefV4AsyncResponse"),
         response=ResponseKind.CARD_REF,
         assumed=("request fields: not in section 10; those of create-card-ref v2, signed with OAuth", _V4_SPELLING),
+        follow_up="card-ref",
     ),
     Operation(
         "get_card_info",
@@ -541,6 +587,7 @@ _OPERATIONS = (
         "REBILL",
         "RebillRequest",
         "Charges a stored card while the cardholder is absent",
+        makes="rebill",
     ),
     _rebill(
         "make_rebill_sale",
@@ -549,6 +596,7 @@ _OPERATIONS = (
         None,
         "make-rebill under the name the family's client code uses: charges a stored card",
         _SECTION_11,
+        makes="rebill",
     ),
     _rebill(
         "make_rebill_preauth",
@@ -557,6 +605,7 @@ _OPERATIONS = (
         None,
         "Holds an amount on a stored card: a preauth that capture, void and return apply to, as to a card's",
         _SECTION_11,
+        makes="preauth",
     ),
     _v4(
         "create_recurring_payment",
@@ -586,6 +635,7 @@ _OPERATIONS = (
             "operation code, request and response types: not shown; answered as an AsyncResponse",
             "sending-card-ref-id: a card reference of the merchant; an expired card is declined",
         ),
+        makes="pan-eligibility",
     ),
     _v4(
         "transfer",
@@ -612,6 +662,7 @@ _OPERATIONS = (
             "(2.2), each side needed",
             _V4_SPELLING,
         ),
+        makes="transfer",
     ),
     Operation(
         "transfer_by_ref",
@@ -633,6 +684,7 @@ _OPERATIONS = (
             "operation code, request and response types: not shown; answered as an AsyncResponse",
             "without source-card-ref-id the money comes from the merchant (a deposit to the destination card)",
         ),
+        makes="transfer",
     ),
     _v4(
         "transfer_by_ref_v4",
@@ -647,6 +699,7 @@ _OPERATIONS = (
             "optional fields: not listed by section 11; those of the other v4 money operations",
             _V4_SPELLING,
         ),
+        makes="transfer",
     ),
     # 4.4 Payouts
     Operation(
@@ -678,6 +731,7 @@ _OPERATIONS = (
             "destination_card_recurring_payment_id",
         ),
         assumed=(_ASSUMED_FIELDS,),
+        makes="payout",
     ),
     Operation(
         "payout_form",
@@ -692,6 +746,7 @@ _OPERATIONS = (
         optional=("server_callback_url", "notify_url", *_CUSTOMER, *_CUSTOMER_OPTIONAL),
         control=SALE_CONTROL,
         assumed=(_ASSUMED_FORM_CONTROL, _ASSUMED_FIELDS),
+        makes="payout",
     ),
     _v4(
         "payout_check",
@@ -719,6 +774,7 @@ _OPERATIONS = (
             "client-order-id: the published v4 examples spell it so; both spellings are accepted, "
             "the client sends client_orderid (the spelling of the spec's signed v4 transfer example)",
         ),
+        makes="payout-check",
     ),
     _v4(
         "payout_pay",
@@ -732,6 +788,7 @@ _OPERATIONS = (
             "request fields: section 10 (login, client_orderid and the orderid of the payout-check)",
             _V4_SPELLING,
         ),
+        follow_up="payout-pay",
     ),
     _v4(
         "payout_v4",
@@ -750,6 +807,7 @@ _OPERATIONS = (
             "a card destination sends all its card fields, a bank destination all its bank fields (section 11 "
             "lists them as two sets)",
         ),
+        makes="payout",
     ),
 )
 
@@ -772,12 +830,23 @@ def iter_operations() -> Iterator[Operation]:
     return iter(OPERATIONS.values())
 
 
+def makers(kinds: tuple[str, ...]) -> tuple[str, ...]:
+    """The operations that open an order with a transaction of one of ``kinds``, in the catalogue's order
+    (``("preauth",)``: preauth, preauth_form, make_rebill_preauth)."""
+    return tuple(op.name for op in _OPERATIONS if op.makes in kinds)
+
+
 def _check_catalogue() -> None:
-    """Every field named by an operation is in the field registry (fails at import)."""
+    """Every field named by an operation is in the field registry; every kind it makes opens an order and every
+    follow-up is one of ``toolkit.lifecycle`` (fails at import)."""
     for op in _OPERATIONS:
         for name in (*op.fields, *(part for part in (op.control.parts if op.control else ()) if part != ENDPOINT_ID)):
             if name not in FIELDS:
                 raise AssertionError(f"{op.name}: field {name!r} missing from toolkit.fields.FIELDS")
+        if op.makes and (op.makes not in KINDS or is_later(op.makes)):
+            raise AssertionError(f"{op.name}: {op.makes!r} is not a kind of toolkit.lifecycle that opens an order")
+        if op.follow_up and op.follow_up not in FOLLOW_UPS:
+            raise AssertionError(f"{op.name}: {op.follow_up!r} is not a follow-up of toolkit.lifecycle")
 
 
 _check_catalogue()

@@ -209,7 +209,7 @@ def test_next_step_buttons_are_disabled_where_they_do_not_apply(panel: Explorer)
     assert panel.step_buttons["capture"].disabled and panel.step_buttons["payout-pay"].disabled
     refusal = panel.model.run_step("capture").message
     assert refusal == (
-        "capture does not apply: capture applies to preauth or preauth_form, not to a sale; "
+        "capture does not apply: capture applies to preauth, preauth_form or make_rebill_preauth, not to a sale; "
         "it takes: return, void, card ref + rebill"
     )
 
@@ -302,20 +302,20 @@ def test_a_fully_captured_preauth_offers_return_and_void_not_capture(model: Expl
     model.select_operation("preauth")
     model.set_value("amount", "30.00")
     model.send()
-    assert model.next_steps() == ("capture", "return", "void")
+    assert model.next_steps() == ("capture", "return", "void", "card ref + rebill")  # a preauth's card may be stored
     model.run_step("capture", "")  # the whole amount
     preauth = model.find(model.orders[0].orderid)
     assert preauth is not None
-    assert model.next_steps(preauth) == ("return", "void")
+    assert model.next_steps(preauth) == ("return", "void", "card ref + rebill")
     assert model.why_not("capture", preauth) == "all of 30.00 EUR is captured"
     model.select_order(preauth.key)
     reversal = model.run_step("return", "10.00")  # a reversal of what was captured: the gateway approves it
     assert reversal.ok and reversal.status is not None and reversal.status.transaction_type == "reversal"
-    assert model.next_steps(preauth) == ("return",)
+    assert model.next_steps(preauth) == ("return", "card ref + rebill")
     assert model.why_not("void", preauth) == "10.00 EUR was returned: a void no longer applies (use return)"
     model.select_order(preauth.key)
     assert model.run_step("return", "").ok
-    assert model.next_steps(preauth) == ()
+    assert model.next_steps(preauth) == ("card ref + rebill",)
     assert model.why_not("return", preauth) == "nothing left to return: 30.00 EUR charged, 30.00 EUR returned"
 
 
@@ -332,6 +332,20 @@ def test_declined_voided_and_paid_orders_offer_nothing_more(model: ExplorerModel
     assert model.next_steps() == ("payout-pay",) and model.run_step("payout-pay").ok
     model.select_order(model.orders[-2].key)
     assert model.next_steps() == () and model.why_not("payout-pay").endswith("was paid already")
+
+
+def test_a_hold_on_a_stored_card_is_offered_capture_and_the_gateway_takes_it(model: ExplorerModel):
+    """make-rebill-preauth makes a ``preauth`` (behaviour section 11): the explorer offers what applies to one."""
+    model.send()
+    assert model.run_step("card ref + rebill").ok
+    model.select_operation("make_rebill_preauth")  # the form takes the card reference just made
+    model.send()
+    hold = model.require_selected()
+    assert (hold.operation, hold.status.transaction_type) == ("make_rebill_preauth", "preauth")  # type: ignore[union-attr]
+    assert model.next_steps() == ("capture", "return", "void", "card ref + rebill")
+    capture = model.run_step("capture", "")
+    assert capture.ok and capture.status is not None and capture.status.transaction_type == "capture"
+    assert model.next_steps(hold) == ("return", "void", "card ref + rebill")
 
 
 # --- what the panel shows -----------------------------------------------------------------------

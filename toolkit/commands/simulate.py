@@ -205,7 +205,7 @@ def _reset(db: str) -> int:
     import sqlite3
 
     from toolkit.simulator.journal import journal_path
-    from toolkit.simulator.storage import StoreError, open_store
+    from toolkit.simulator.storage import StoreError, journal_rows, open_store
     from toolkit.simulator.storage.postgres import without_password
     from toolkit.simulator.storage.sqlite import SqliteStore
 
@@ -215,14 +215,13 @@ def _reset(db: str) -> int:
         store = open_store(db)
         try:
             store.reset()
-            store.execute("DELETE FROM leases")
-            store.execute("DELETE FROM meta WHERE name='clock_offset'")
+            store.forget_processes()
         finally:
             store.close()
         if Path(journal_path(db)).exists():  # (a SQLite file's journal lives beside it)
             journal = SqliteStore(journal_path(db))
             try:
-                journal.execute("DELETE FROM journal")
+                journal_rows.clear(journal)
             finally:
                 journal.close()
     except (sqlite3.Error, StoreError) as exc:

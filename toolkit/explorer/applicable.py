@@ -4,14 +4,17 @@ An order keeps its ``orderid`` through its captures, returns and voids, so every
 order, whichever of its transactions is selected.  The rules the gateway applies, counted from the
 transactions the explorer followed (one that failed does not count; one still processing does):
 
+- which step applies to which order is the catalogue's: the kind of transaction the order's operation makes
+  (``Operation.makes``: a ``make_rebill_preauth`` makes a ``preauth``) and the kinds the step's operation
+  applies to (``Operation.applies_to``), both read from ``toolkit.lifecycle``;
 - every step needs the order's own transaction approved, not voided, not cancelled;
-- capture: a preauth with some of its amount not yet captured;
-- return: a preauth with nothing captured (a ``cancel`` of the hold), or what was charged (the sale's
-  amount, the captures of a preauth) less what was returned: a return after a full capture is a
+- capture: a hold (a preauth) with some of its amount not yet captured;
+- return: a hold with nothing captured (a ``cancel`` of the hold), or what was charged (the order's
+  amount, the captures of a hold) less what was returned: a return after a full capture is a
   ``reversal`` of what was captured;
-- void: a sale or preauth with nothing returned; it voids the latest capture, else the order;
-- card ref + rebill: an approved sale (its card);
-- payout-pay: an approved payout check not yet paid.
+- void: nothing returned; it voids the latest capture, else the order;
+- card ref + rebill: the card of an approved card transaction;
+- payout-pay: a payout check not yet paid.
 
 ``why_not`` says, for every step, why it cannot apply ("" when it can); the gateway stays the judge.
 """
@@ -21,18 +24,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
-from toolkit.explorer.flowsteps import CAPTURE, PAYOUT_PAY, REBILL, RETURN, STEPS, VOID
+from toolkit.explorer.flowsteps import CAPTURE, OPERATION_OF, PAYOUT_PAY, RETURN, STEPS, VOID
 from toolkit.explorer.history import Tracked
 from toolkit.models import Status
+from toolkit.operations import OPERATIONS, makers
 
 FAILED = frozenset({Status.DECLINED, Status.FILTERED, Status.ERROR})
-KINDS = {
-    CAPTURE: ("preauth", "preauth_form"),
-    RETURN: ("sale", "sale_form", "preauth", "preauth_form", "make_rebill"),
-    VOID: ("sale", "sale_form", "preauth", "preauth_form"),
-    REBILL: ("sale", "sale_form"),
-    PAYOUT_PAY: ("payout_check",),
-}
+
+
+def orders_of(step: str) -> tuple[str, ...]:
+    """The operations whose orders ``step`` applies to, in the catalogue's order (capture: preauth,
+    preauth_form, make_rebill_preauth)."""
+    return makers(OPERATIONS[OPERATION_OF[step]].applies_to)
+
+
+def _holds(tracked: Tracked) -> bool:
+    """The order is a hold (a preauth): what it charged is what its captures took."""
+    op = OPERATIONS.get(tracked.operation)
+    return op is not None and op.kind is not None and op.kind.holds
+
+
+def _either(names: tuple[str, ...]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    return f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else "".join(names)
 
 
 def root_of(tracked: Tracked, orders: Sequence[Tracked]) -> Tracked:
@@ -86,11 +100,11 @@ def _why_not(step: str, root: Tracked, orders: Sequence[Tracked]) -> str:
     money = f" {root.currency}".rstrip()
     returned = _total([t for t in later_of(root, orders, "return") if not _is_cancel(t)])
     captured = _total(_captured(root, orders))
-    preauth = root.operation in KINDS[CAPTURE]
+    hold = _holds(root)
     if step == CAPTURE and captured >= (root.amount or Decimal(0)):
         return f"all of {root.amount}{money} is captured"
-    if step == RETURN and (not preauth or captured):
-        charged = captured if preauth else amount_of(root)
+    if step == RETURN and (not hold or captured):
+        charged = captured if hold else amount_of(root)
         if returned >= charged:
             return f"nothing left to return: {charged}{money} charged, {returned}{money} returned"
     if step == VOID and returned:
@@ -103,8 +117,8 @@ def _why_not(step: str, root: Tracked, orders: Sequence[Tracked]) -> str:
 def why_not(step: str, tracked: Tracked, orders: Sequence[Tracked]) -> str:
     """Why ``step`` cannot apply to the order of ``tracked`` ("" when it can)."""
     root = root_of(tracked, orders)
-    if root.operation not in KINDS[step]:
-        return f"{step} applies to {' or '.join(KINDS[step])}, not to a {root.operation}"
+    if root.operation not in orders_of(step):
+        return f"{step} applies to {_either(orders_of(step))}, not to a {root.operation}"
     return _order_state(root, orders) or _why_not(step, root, orders)
 
 

@@ -17,6 +17,9 @@ from toolkit.flows import Order
 
 CAPTURE, RETURN, VOID, REBILL, PAYOUT_PAY = "capture", "return", "void", "card ref + rebill", "payout-pay"
 STEPS = (CAPTURE, RETURN, VOID, REBILL, PAYOUT_PAY)
+# The operation each step sends (card ref + rebill: create_card_ref first, then make_rebill); what it applies to
+# is the catalogue's (``Operation.applies_to``)
+OPERATION_OF = {CAPTURE: "capture", RETURN: "return", VOID: "void", REBILL: "create_card_ref", PAYOUT_PAY: "payout_pay"}
 
 
 class StepRunner:
@@ -30,14 +33,13 @@ class StepRunner:
         order = tracked.order
         if step == REBILL:
             return self._card_ref_and_rebill(tracked, amount)
-        calls: dict[str, tuple[str, Callable[[], Order]]] = {
-            CAPTURE: ("capture", lambda: merchant.capture(order, amount)),
-            RETURN: ("return", lambda: merchant.return_(order, amount)),
-            VOID: ("void", lambda: merchant.void(order, amount)),
-            PAYOUT_PAY: ("payout_pay", lambda: merchant.payout_pay(order)),
+        calls: dict[str, Callable[[], Order]] = {
+            CAPTURE: lambda: merchant.capture(order, amount),
+            RETURN: lambda: merchant.return_(order, amount),
+            VOID: lambda: merchant.void(order, amount),
+            PAYOUT_PAY: lambda: merchant.payout_pay(order),
         }
-        operation, call = calls[step]
-        return self._attempt(operation, tracked, call, select=step == PAYOUT_PAY)
+        return self._attempt(OPERATION_OF[step], tracked, calls[step], select=step == PAYOUT_PAY)
 
     def _attempt(self, operation: str, target: Tracked, call: Callable[[], Order], *, select: bool) -> Result:
         model = self.model

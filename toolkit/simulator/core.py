@@ -20,7 +20,6 @@ from toolkit.simulator.scheduler import Scheduler
 from toolkit.simulator.settings import SimulatorSettings, default_settings
 from toolkit.simulator.state import SimulatorState
 from toolkit.simulator.storage import Store
-from toolkit.simulator.storage.batch import Batcher
 from toolkit.simulator.storage.sqlite import SqliteStore
 
 
@@ -42,8 +41,6 @@ def build_state(
     state.clock = clock = clock or SimClock(shared=store if store.shared else None)
     state.scheduler = scheduler = Scheduler()
     state.engine = engine = build_engine(settings, store, clock, scheduler)
-    if isinstance(store, SqliteStore) and not store.in_memory:  # a SQLite file: the loop's sales written together
-        engine.batcher = Batcher(store)
     state.journal = open_journal(store, settings)
     state.pools = Pools()
     faults.install_state(state)
@@ -61,8 +58,6 @@ def start(state: State) -> None:
 def stop(state: State) -> None:
     state.scheduler.stop()
     state.delivery.stop()
-    if state.engine.batcher is not None:
-        state.engine.batcher.close()
     close = getattr(state.journal, "close", None)
     if close is not None:  # (a journal written in batches: what waits is written before the store closes)
         close()

@@ -39,7 +39,7 @@ from toolkit.models import FINAL_STATUSES
 from toolkit.simulator import faults
 from toolkit.simulator.destinations import Destinations
 from toolkit.simulator.rules.engine import Engine
-from toolkit.simulator.storage import Row, StoreUnavailable, dumps, loads
+from toolkit.simulator.storage import Row, StoreUnavailable, callback_rows, dumps, loads
 
 if TYPE_CHECKING:
     from toolkit.simulator.state import HasState
@@ -104,10 +104,7 @@ class Delivery:
         """This process now holds the scheduler's lease: rows another process left ``sending`` (it stopped, or
         died) are due again; how many."""
         with self.store.transaction():
-            return self.store.execute(
-                "UPDATE callbacks SET state='pending', claim='' WHERE state='sending' AND claim NOT LIKE ?",
-                (f"{process}:%",),
-            )
+            return callback_rows.take_over(self.store, process)
 
     def stop(self) -> None:
         """No new sends; cancel queued ones (they stay ``sending`` until the next start); join the rest."""
@@ -135,8 +132,8 @@ class Delivery:
         params = dumps(self.engine.outcome_params(tx))
         shape = self.engine.settings.callback_delay  # the callback_delay setting: the first attempt waits a draw
         for url in urls:
-            self.store.insert(
-                "callbacks",
+            callback_rows.queue(
+                self.store,
                 {
                     "orderid": tx["orderid"],
                     "login": tx["login"],
@@ -153,14 +150,9 @@ class Delivery:
         pool = self._pool
         if pool is None:
             return
-        due = self.store.all(
-            "SELECT * FROM callbacks WHERE state='pending' AND next_at<=? ORDER BY next_at, id", (now,)
-        )
-        for row in due:
+        for row in callback_rows.due(self.store, now):
             token = f"{self.engine.process}:{secrets.token_hex(8)}"
-            if not self.store.execute(
-                "UPDATE callbacks SET state='sending', claim=? WHERE id=? AND state='pending'", (token, row["id"])
-            ):
+            if not callback_rows.claim(self.store, row["id"], token):
                 continue
             fault = faults.take_callback_fault(self.store)
             job = Job(row["id"], token, row["url"], loads(row["params"]), fault)
@@ -171,12 +163,10 @@ class Delivery:
         try:
             pool.submit(self._deliver, job)
         except RuntimeError:  # the pool is shutting down: the row is due again
-            self.store.execute("UPDATE callbacks SET state='pending', claim='' WHERE id=? AND claim=?",
-                               (job.callback_id, job.token))  # fmt: skip
+            callback_rows.unclaim(self.store, job.callback_id, job.token)
 
     def next_due(self) -> float | None:
-        row = self.store.one("SELECT MIN(next_at) AS t FROM callbacks WHERE state='pending'")
-        return row["t"] if row else None
+        return callback_rows.next_due(self.store)
 
     # --- the worker --------------------------------------------------------------------------------
 
@@ -200,7 +190,7 @@ class Delivery:
 
     def _owns(self, job: Job) -> bool:
         """True when the claim was committed (the tick's transaction did not roll back) and is still ours."""
-        row = self.store.one("SELECT state, claim FROM callbacks WHERE id=?", (job.callback_id,))
+        row = callback_rows.claimed(self.store, job.callback_id)
         return row is not None and row["state"] == "sending" and row["claim"] == job.token
 
     def _attempt(self, job: Job) -> Attempt:
@@ -231,12 +221,12 @@ class Delivery:
     def _record(self, job: Job, attempts: list[Attempt]) -> None:
         """Log the attempts; then delivered, the next try on the clock, or failed after the last retry."""
         with self.store.transaction():
-            row = self.store.one("SELECT * FROM callbacks WHERE id=?", (job.callback_id,))
+            row = callback_rows.callback(self.store, job.callback_id)
             if row is None or row["state"] != "sending" or row["claim"] != job.token:
                 return  # reset meanwhile (the row is gone), or another process took it over
             for attempt in attempts:
-                self.store.insert(
-                    "callback_attempts",
+                callback_rows.add_attempt(
+                    self.store,
                     {
                         "callback_id": job.callback_id,
                         "at": attempt.at,
@@ -254,33 +244,25 @@ class Delivery:
                 values.update(state="pending", next_at=self.engine.clock.now() + retry[tries - 1])
             else:
                 values["state"] = "failed"
-            self.store.update("callbacks", "id", job.callback_id, values)
+            callback_rows.update(self.store, job.callback_id, values)
 
     def _release(self, job: Job) -> None:
         """After a failure of the simulator itself: due again after the first retry delay (no hot loop)."""
         later = self.engine.clock.now() + (self.engine.settings.callback_retry or (1.0,))[0]
         with self.store.transaction():
-            self.store.execute(
-                "UPDATE callbacks SET state='pending', next_at=?, claim='' WHERE id=? AND state='sending' AND claim=?",
-                (later, job.callback_id, job.token),
-            )
+            callback_rows.unclaim(self.store, job.callback_id, job.token, due_at=later)
 
     # --- reading and waiting -----------------------------------------------------------------------
 
     def deliveries(self, orderid: int | None = None) -> list[dict[str, Any]]:
         """Callbacks (oldest first) with their attempts: the delivery log of one order or of all (two queries)."""
-        where, args = ("WHERE c.orderid=?", (orderid,)) if orderid is not None else ("", ())
-        rows = self.store.all(f"SELECT c.* FROM callbacks c {where} ORDER BY c.id", args)
-        attempts: dict[int, list[Row]] = {row["id"]: [] for row in rows}
-        for attempt in self.store.all(
-            "SELECT a.callback_id, a.at, a.http_status, a.error, a.elapsed"
-            f" FROM callback_attempts a JOIN callbacks c ON a.callback_id=c.id {where} ORDER BY a.id",
-            args,
-        ):
+        callbacks, found = callback_rows.with_attempts(self.store, orderid)
+        attempts: dict[int, list[Row]] = {row["id"]: [] for row in callbacks}
+        for attempt in found:
             callback_id = attempt.pop("callback_id")
             if callback_id in attempts:  # not a callback queued after the first query
                 attempts[callback_id].append(attempt)
-        return [self._view(row, attempts[row["id"]]) for row in rows]
+        return [self._view(row, attempts[row["id"]]) for row in callbacks]
 
     @staticmethod
     def _view(row: Row, attempts: list[Row]) -> dict[str, Any]:
@@ -298,11 +280,7 @@ class Delivery:
         }
 
     def attempt_count(self, orderid: int) -> int:
-        row = self.store.one(
-            "SELECT COUNT(*) AS n FROM callback_attempts a JOIN callbacks c ON a.callback_id=c.id WHERE c.orderid=?",
-            (orderid,),
-        )
-        return int(row["n"]) if row else 0
+        return callback_rows.attempt_count(self.store, orderid)
 
     def wait_for_attempts(self, orderid: int, count: int, timeout: float) -> bool:
         """Block until ``count`` attempts for the order are logged (woken by each one); False at the timeout.

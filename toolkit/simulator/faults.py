@@ -28,7 +28,7 @@ from starlette.types import Scope, Send
 
 from toolkit.operations import OPERATIONS, Operation
 from toolkit.simulator.rules.errors import server_error
-from toolkit.simulator.storage import Row, Store
+from toolkit.simulator.storage import Row, Store, fault_rows
 
 log = logging.getLogger("gatekit.simulator")
 
@@ -90,8 +90,8 @@ def add(store: Store, plan: FaultPlan, now: float) -> Row:
     plan.check()
     with store.transaction():
         _quiet.pop(store, None)
-        fault_id = store.insert(
-            "faults",
+        row = fault_rows.add(
+            store,
             {
                 "target": plan.target,
                 "kind": plan.kind,
@@ -100,7 +100,6 @@ def add(store: Store, plan: FaultPlan, now: float) -> Row:
                 "created_at": now,
             },
         )
-        row = store.one("SELECT * FROM faults WHERE id=?", (fault_id,))
     assert row is not None
     if store.shared:
         time.sleep(SHARED_QUIET)  # the other processes' "no plan" grows stale meanwhile
@@ -108,12 +107,12 @@ def add(store: Store, plan: FaultPlan, now: float) -> Row:
 
 
 def active(store: Store) -> list[Row]:
-    return store.all("SELECT * FROM faults WHERE remaining>0 ORDER BY id")
+    return fault_rows.active(store)
 
 
 def clear(store: Store) -> int:
     with store.transaction():
-        return store.execute("DELETE FROM faults")
+        return fault_rows.clear(store)
 
 
 def take(store: Store, *targets: str) -> Row | None:
@@ -121,20 +120,16 @@ def take(store: Store, *targets: str) -> Row | None:
     seen = _quiet.get(store)
     if seen is not None and (not store.shared or time.monotonic() - seen < SHARED_QUIET):
         return None
-    marks = ",".join("?" * len(targets))
-    if store.shared and store.one("SELECT 1 AS found FROM faults WHERE remaining>0 LIMIT 1") is None:
+    if store.shared and not fault_rows.any_active(store):
         _quiet[store] = time.monotonic()  # (a read: no write lock taken for nothing, other processes write on)
         return None
     with store.transaction():
-        row = store.one(f"SELECT * FROM faults WHERE remaining>0 AND target IN ({marks}) ORDER BY id LIMIT 1", targets)
+        row = fault_rows.oldest_for(store, targets)
         if row is None:
-            if store.one("SELECT 1 AS found FROM faults WHERE remaining>0 LIMIT 1") is None:
+            if not fault_rows.any_active(store):
                 _quiet[store] = time.monotonic()
             return None
-        if row["remaining"] <= 1:
-            store.execute("DELETE FROM faults WHERE id=?", (row["id"],))
-        else:
-            store.execute("UPDATE faults SET remaining=remaining-1 WHERE id=?", (row["id"],))
+        fault_rows.use_one(store, row)
     return row
 
 

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from toolkit.masking import mask_fields, mask_path, mask_text
 from toolkit.simulator.settings import SimulatorSettings
-from toolkit.simulator.storage import Store, StoreUnavailable, dumps, loads
+from toolkit.simulator.storage import Store, StoreUnavailable, dumps, journal_rows, loads
 from toolkit.simulator.storage.sqlite import SqliteStore
 
 log = logging.getLogger("gatekit.simulator")
@@ -213,7 +213,7 @@ class StoreJournal:
             latest = max(entry["at"] for entry in batch)
             before, self._inserts = self._inserts, self._inserts + len(rows)
             with self.store.transaction():
-                self.store.insert_many("journal", rows)
+                journal_rows.add(self.store, rows)
                 if before // PRUNE_EVERY != self._inserts // PRUNE_EVERY:  # by count (a range of ids: cheap)
                     self._prune_by_count()
                 # by age (a scan: no index on ``at``) once a minute of the clock, and whenever it jumped on
@@ -230,20 +230,18 @@ class StoreJournal:
 
     def _prune_by_age(self, now: float) -> None:
         self._pruned_at = now
-        self.store.execute("DELETE FROM journal WHERE at < ?", (now - self._retention,))
+        journal_rows.prune_before(self.store, now - self._retention)
 
     def _prune_by_count(self) -> None:
-        self.store.execute("DELETE FROM journal WHERE id <= (SELECT MAX(id) FROM journal) - ?", (self._size,))
+        journal_rows.keep_latest(self.store, self._size)
 
     def entries(self, *, login: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
         self.flush()
-        sql = "SELECT * FROM journal" + (" WHERE login=?" if login else "") + " ORDER BY id DESC LIMIT ?"
-        rows = self.store.all(sql, (login, limit) if login else (limit,))
-        return [_decoded(row) for row in reversed(rows)]
+        return [_decoded(row) for row in reversed(journal_rows.latest(self.store, limit, login))]
 
     def clear(self) -> None:
         self._queue.clear()
-        self.store.execute("DELETE FROM journal")
+        journal_rows.clear(self.store)
 
 
 def _decoded(row: dict[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from toolkit.operations import ResponseKind, get_operation
 from toolkit.simulator.rules.engine import Call, Engine, Result
 from toolkit.simulator.rules.errors import field_error, state_error
 from toolkit.simulator.rules.plans import amount_plan, expiry_plan
-from toolkit.simulator.storage import Row, dumps, row_id
+from toolkit.simulator.storage import Row, card_rows, dumps, row_id
 
 PERIOD_DAYS = {"day": 1, "week": 7}
 LAST_MOMENT = dt.datetime(dt.MAXYEAR, 12, 31, 23, 59, 59, tzinfo=dt.UTC).timestamp()
@@ -37,12 +37,12 @@ def create_card_ref(engine: Engine, call: Call) -> Result:
                 f"a card reference needs a final approved card transaction; orderid {tx['orderid']} "
                 f"is a {tx['kind']} with status {tx['status']}"
             )
-        existing = engine.store.one("SELECT cardrefid FROM card_refs WHERE source_tx=?", (tx["id"],))
+        existing = card_rows.ref_of(engine.store, tx["id"])
         cardrefid = (
-            existing["cardrefid"]
-            if existing
-            else engine.store.insert(
-                "card_refs",
+            existing
+            if existing is not None
+            else card_rows.add_ref(
+                engine.store,
                 {
                     "login": tx["login"],
                     "source_tx": tx["id"],
@@ -65,11 +65,7 @@ def card_ref(engine: Engine, login: str, cardrefid: str, field: str = "cardrefid
     Another merchant's reference is refused as an unknown one, naming the field: a merchant learns
     nothing about the references of others."""
     key = row_id(cardrefid)
-    row = (
-        engine.store.one("SELECT * FROM card_refs WHERE cardrefid=? AND login=?", (key, login))
-        if key is not None
-        else None
-    )
+    row = card_rows.ref(engine.store, key, login) if key is not None else None
     if row is None:
         raise state_error(f"{field}: {cardrefid} is not a card reference of this merchant")
     return row
@@ -204,8 +200,8 @@ def create_recurring_payment(engine: Engine, call: Call) -> Result:
         raise field_error(f"interval: {interval} {fields['period']}s after the first charge is beyond the year 9999")
     with engine.store.transaction():
         card_ref(engine, call.merchant.login, fields["cardrefid"])
-        rp_id = engine.store.insert(
-            "recurring",
+        rp_id = card_rows.add_subscription(
+            engine.store,
             {
                 "login": call.merchant.login,
                 "endpoint_id": call.endpoint_id,
@@ -230,7 +226,7 @@ def create_recurring_payment(engine: Engine, call: Call) -> Result:
 
 def charge_due(engine: Engine, now: float) -> None:
     """Charge every active subscription whose next charge is due (each one once per period)."""
-    for rp in engine.store.all("SELECT * FROM recurring WHERE state='active' AND next_at<=?", (now,)):
+    for rp in card_rows.due_subscriptions(engine.store, now):
         ref = card_ref(engine, rp["login"], rp["cardrefid"])
         charged = rp["charged"] + 1
         call = Call(
@@ -256,17 +252,15 @@ def charge_due(engine: Engine, now: float) -> None:
         engine.decide(tx)
         following = next_charge(rp["next_at"], rp["period"], rp["interval"])
         done = following is None or (rp["repeats"] and charged >= rp["repeats"])
-        engine.store.update(
-            "recurring",
-            "id",
+        card_rows.update_subscription(
+            engine.store,
             rp["id"],
             {"charged": charged, "state": "completed" if done else "active", "next_at": None if done else following},
         )
 
 
 def recurring_due(engine: Engine) -> float | None:
-    row = engine.store.one("SELECT MIN(next_at) AS t FROM recurring WHERE state='active'")
-    return row["t"] if row else None
+    return card_rows.next_subscription_due(engine.store)
 
 
 def install(engine: Engine) -> None:

@@ -20,7 +20,7 @@ from toolkit.operations import LOGIN, AuthScheme, ControlFormula, Operation
 from toolkit.plancache import PlanCache
 from toolkit.simulator.rules.errors import SimError, control_error, endpoint_error, field_error, oauth_error
 from toolkit.simulator.settings import Merchant, SimulatorSettings
-from toolkit.simulator.storage import Store
+from toolkit.simulator.storage import Store, account_rows
 from toolkit.validation import request_problems, respelled
 
 OAUTH_PARAMS = (
@@ -302,8 +302,7 @@ def _verify(scheme: AuthScheme, base_string: str, signature: str, merchant: Merc
 def _use_nonce(store: Store, login: str, nonce: str, now: float, window: int) -> None:
     """A nonce may be used once per consumer key inside the timestamp window (behaviour section 8)."""
     with store.transaction():
-        store.execute("DELETE FROM nonces WHERE ts<?", (now - 2 * window,))
-        if not store.count("INSERT OR IGNORE INTO nonces (login, nonce, ts) VALUES (?, ?, ?)", (login, nonce, now)):
+        if not account_rows.use_nonce(store, login, nonce, now, forget_before=now - 2 * window):
             raise oauth_error(f"oauth_nonce {nonce} already used")
 
 

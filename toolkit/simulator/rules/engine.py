@@ -14,7 +14,7 @@ import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from toolkit import lifecycle
 from toolkit.models import FINAL_STATUSES, Status
@@ -24,11 +24,9 @@ from toolkit.signing import callback_control
 from toolkit.simulator.clock import SimClock
 from toolkit.simulator.rules.errors import SimError, state_error
 from toolkit.simulator.settings import Merchant, SimulatorSettings
-from toolkit.simulator.storage import Row, Store, dumps, loads, row_id, stored_text
+from toolkit.simulator.storage import Row, Store, dumps, loads, row_id, serving, stored_text
+from toolkit.simulator.storage.serving import Later
 from toolkit.simulator.storage.sqlite import next_id_sql
-
-if TYPE_CHECKING:
-    from toolkit.simulator.storage.batch import Batcher
 
 # What tells one card from another in a repeated request (``_check_repeat``): a card is never stored whole.
 CARD_IDENTITY = ("card_bin", "card_last4", "card_exp_month", "card_exp_year", "cardrefid")
@@ -107,7 +105,8 @@ class Result:
     fields: dict[str, str] = field(default_factory=dict)
 
 
-Handler = Callable[["Engine", Call], Result]
+Handler = Callable[["Engine", Call], "Result | Later[Result]"]
+T = TypeVar("T")
 
 
 class RepeatedOrder(Exception):
@@ -152,8 +151,6 @@ class Engine:
         self.final_hooks: list[FinalHook] = []
         # checks of a forced status change, in its DB transaction: each raises a SimError to refuse it
         self.money_checks: list[FinalHook] = []
-        # the loop's group commit on a SQLite file (``storage.batch``, from core.build_state): else None
-        self.batcher: Batcher | None = None
         self.tick_hooks: list[Callable[[float], None]] = []
         self.due_providers: list[Callable[[], float | None]] = [self._engine_due]
         self.handlers: dict[str, Handler] = {}
@@ -164,13 +161,17 @@ class Engine:
     def register(self, operation: str, handler: Handler) -> None:
         self.handlers[operation] = handler
 
-    def handle(self, call: Call) -> Result:
+    def handle(self, call: Call) -> Result | Later[Result]:
         handler = self.handlers.get(call.operation.name)
         if handler is None:
             raise SimError(f"{call.operation.name} is not implemented by the simulator", http_status=500, kind="error")
         return self.answering(call, lambda: handler(self, call))
 
-    def answering(self, call: Call, work: Callable[[], Result]) -> Result:
+    def write_soon(self, write: Callable[[], Result]) -> Result | Later[Result]:
+        """``write()`` now, or left for the loop's batch of writes (``storage.serving``: the store's choice)."""
+        return serving.write_soon(self.store, write)
+
+    def answering(self, call: Call, work: Callable[[], T]) -> T | Result:
         """``work``'s result, or the order a repeated request names (``RepeatedOrder``)."""
         try:
             return work()

@@ -18,8 +18,8 @@ from toolkit.simulator.rules.engine import Call, Engine, Result, new_token
 from toolkit.simulator.rules.errors import SimError, state_error
 from toolkit.simulator.rules.plans import card_values, expiry_plan, plan_of
 from toolkit.simulator.shaping import chance
-from toolkit.simulator.storage import Row, dumps
-from toolkit.simulator.storage.batch import Deferred
+from toolkit.simulator.storage import Row, dumps, order_rows
+from toolkit.simulator.storage.serving import Later
 from toolkit.testdata.outcomes import GENERIC_DECLINE, CardOutcome
 from toolkit.validation import Problem, request_problems
 
@@ -74,7 +74,7 @@ def _amount(call: Call) -> Decimal | None:
     return Decimal(call.fields["amount"]) if known and "amount" in call.fields else None
 
 
-def card_payment(engine: Engine, call: Call) -> Result:
+def card_payment(engine: Engine, call: Call) -> Result | Later[Result]:
     """sale, preauth and account-verification.  The outcome is planned before the write transaction (it reads
     nothing stored): processes that share the store hold its write lock only for the writes."""
     values = card_plan(engine, call.fields, _amount(call), managed=False, lenient=call.lenient, warnings=call.warnings)
@@ -85,9 +85,7 @@ def card_payment(engine: Engine, call: Call) -> Result:
             tx = engine.insert_draft(call, draft)
         return Result(ResponseKind.ASYNC, tx)
 
-    if engine.batcher is not None and engine.batcher.collects_here():  # on the loop: written with its batch
-        raise Deferred(lambda: engine.answering(call, write))
-    return write()
+    return engine.write_soon(lambda: engine.answering(call, write))  # (on the loop: with its batch of writes)
 
 
 def start_form(engine: Engine, call: Call) -> Result:
@@ -109,14 +107,12 @@ FORM_EXPIRED = ("05", "the payer did not submit the payment page in time: it exp
 
 def expire_forms(engine: Engine, now: float) -> None:
     """Hosted pages not submitted by their deadline (``form_timeout``): the order declines, its callback goes out."""
-    for tx in engine.store.all(
-        "SELECT * FROM transactions WHERE status='processing' AND tds_state='form' AND deadline_at<=?", (now,)
-    ):
+    for tx in order_rows.past_deadline(engine.store, ("form",), now):
         engine.finalize(engine.set_extra(tx, form_expired=True), Status.DECLINED.value, *FORM_EXPIRED)
 
 
 def form_by_token(engine: Engine, token: str) -> Row | None:
-    return engine.store.one("SELECT * FROM transactions WHERE form_token=?", (token,))
+    return order_rows.by_form_token(engine.store, token)
 
 
 def form_fields(form: str) -> tuple[str, ...]:

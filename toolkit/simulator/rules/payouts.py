@@ -15,10 +15,10 @@ from toolkit import lifecycle
 from toolkit.money import from_minor_units
 from toolkit.operations import ResponseKind
 from toolkit.simulator.rules.cards import card_ref, ref_columns
-from toolkit.simulator.rules.engine import FAILED, FAILED_SQL, Call, Engine, Result
+from toolkit.simulator.rules.engine import FAILED, Call, Engine, Result
 from toolkit.simulator.rules.errors import field_error, state_error
 from toolkit.simulator.rules.plans import CARD_COLUMNS, amount_plan, card_values, has_expired, plan_of
-from toolkit.simulator.storage import Row
+from toolkit.simulator.storage import Row, account_rows, order_rows
 from toolkit.testdata.outcomes import AMOUNT_RULES, card_outcome
 
 DESTINATIONS = ("destination-card-no", "credit_card_number")
@@ -26,8 +26,7 @@ INSUFFICIENT_FUNDS = AMOUNT_RULES["13"]  # also a payout above the balance (beha
 
 
 def balance(engine: Engine, login: str) -> int:
-    row = engine.store.one("SELECT payout_balance_minor FROM merchants WHERE login=?", (login,))
-    return int(row["payout_balance_minor"]) if row else 0
+    return account_rows.balance(engine.store, login)
 
 
 def _check_currency(call: Call) -> None:
@@ -74,9 +73,7 @@ def plan_payout(engine: Engine, tx: Row, *, reserve: bool = True) -> Row:
 def _hold(engine: Engine, tx: Row, held: bool) -> Row:
     """Take the payout's amount from the balance (``held``) or give it back; recorded as ``extra.reserved``."""
     change = -tx["amount_minor"] if held else tx["amount_minor"]
-    engine.store.execute(
-        "UPDATE merchants SET payout_balance_minor=payout_balance_minor+? WHERE login=?", (change, tx["login"])
-    )
+    account_rows.change_balance(engine.store, tx["login"], change)
     return engine.set_extra(tx, reserved=held)
 
 
@@ -120,10 +117,7 @@ def payout_pay(engine: Engine, call: Call) -> Result:
             )
         if check["status"] != "approved":
             raise state_error(f"payout-check orderid {check['orderid']} is {check['status']}, not approved")
-        paid = engine.store.one(
-            f"SELECT serial FROM transactions WHERE parent=? AND kind='payout-pay' AND status NOT IN {FAILED_SQL}",
-            (check["id"],),
-        )
+        paid = order_rows.live_child(engine.store, check["id"], "payout-pay")
         if paid:
             raise state_error(f"this payout-check was already paid (by request {paid['serial']})")
         columns = {k: check[k] for k in ("amount_minor", "currency", *CARD_COLUMNS)}

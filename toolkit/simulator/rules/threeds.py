@@ -30,7 +30,7 @@ from toolkit.models import Status
 from toolkit.operations import ResponseKind
 from toolkit.simulator.rules.engine import Call, Engine, Result, new_token
 from toolkit.simulator.rules.errors import SimError, state_error
-from toolkit.simulator.storage import Row
+from toolkit.simulator.storage import Row, order_rows
 from toolkit.testdata.outcomes import (
     CHALLENGE_FAILED,
     CHALLENGE_PASSWORD,
@@ -111,7 +111,7 @@ def read_message(engine: Engine, message: str, what: str) -> dict[str, Any]:
 
 
 def by_token(engine: Engine, token: str) -> Row | None:
-    return engine.store.one("SELECT * FROM transactions WHERE tds_token=?", (token,))
+    return order_rows.by_tds_token(engine.store, token)
 
 
 def method_loaded(engine: Engine, token: str) -> Row | None:
@@ -269,16 +269,10 @@ def upload_pares_result(engine: Engine, call: Call) -> Result:
 
 def on_tick(engine: Engine, now: float) -> None:
     """Method steps not reported within the window become N; unanswered challenges decline."""
-    for tx in engine.store.all(
-        "SELECT * FROM transactions WHERE status='processing' AND tds_state='method' AND deadline_at<=?", (now,)
-    ):
+    for tx in order_rows.past_deadline(engine.store, ("method",), now):
         tx = engine.set_extra(tx, method_timed_out=True)
         apply_method_result(engine, tx, "N")
-    for tx in engine.store.all(
-        "SELECT * FROM transactions WHERE status='processing' AND tds_state IN ('challenge','pares') "
-        "AND deadline_at<=?",
-        (now,),
-    ):
+    for tx in order_rows.past_deadline(engine.store, ("challenge", "pares"), now):
         engine.finalize(tx, Status.DECLINED.value, "05", "3-D Secure result not received in time")
 
 

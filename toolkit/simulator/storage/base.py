@@ -150,6 +150,12 @@ class SharedState:
     def drop_lease(self, name: str, holder: str) -> None:
         self.execute("DELETE FROM leases WHERE name=? AND holder=?", (name, holder))
 
+    def forget_processes(self) -> None:
+        """The leases and the clock offset forgotten too (``gatekit simulate --reset``: as if no process had run)."""
+        with self.transaction():
+            self.execute("DELETE FROM leases")
+            self.execute("DELETE FROM meta WHERE name='clock_offset'")
+
 
 class Store(Protocol):
     """A simulator's state: one database that every process of a team simulator may share (``shared``).
@@ -203,6 +209,8 @@ class Store(Protocol):
     def lease_holder(self, name: str) -> Row | None: ...
 
     def drop_lease(self, name: str, holder: str) -> None: ...
+
+    def forget_processes(self) -> None: ...
 
     def hold_if_free(self) -> bool: ...
 

@@ -9,13 +9,14 @@ transaction for all of them, with a savepoint each, so one refused sale (a repea
 others written.  Each sale is still one decision with the lock held: the repeat check of a later sale of the batch
 sees the earlier ones.
 
-How: while ``answer`` runs on the loop, ``collecting`` is the loop's thread; ``card_payment`` then raises
-``Deferred`` with the write still to do, and the route awaits ``Batcher.submit``.  The batch is written on the next
-turn of the loop (what arrived with it is in it).  When another process holds the lock, a thread of the batcher
-(the lock's watcher) waits for it to be free and tells the loop, which asks again then (serving meanwhile); after
-a few milliseconds the batch goes to a gateway thread, which waits for the lock: nothing waits on the loop.
-(The loop used to ask again on a timer, every 0.2 ms as written; but the loop's selector waits in whole
-milliseconds, so a loop with nothing else to do slept a millisecond or more each time it asked.)
+How: while ``answer`` runs on the loop, ``collecting`` is the loop's thread; a write the rules hand to
+``serving.write_soon`` then comes back as a ``serving.Later``, and ``serving.serve`` awaits ``Batcher.submit``.
+The batch is written on the next turn of the loop (what arrived with it is in it).  When another process holds
+the lock, a thread of the batcher (the lock's watcher) waits for it to be free and tells the loop, which asks
+again then (serving meanwhile); after a few milliseconds the batch goes to a gateway thread, which waits for the
+lock: nothing waits on the loop.  (The loop used to ask again on a timer, every 0.2 ms as written; but the loop's
+selector waits in whole milliseconds, so a loop with nothing else to do slept a millisecond or more each time it
+asked.)
 """
 
 from __future__ import annotations
@@ -24,16 +25,15 @@ import asyncio
 import os
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from anyio import CapacityLimiter
 
 from toolkit.simulator import pools
 from toolkit.simulator.storage.base import StoreBusy
 from toolkit.simulator.storage.signalled import Signalled
-from toolkit.simulator.storage.sqlite import SqliteStore
 
 MAX_BATCH = 64  # sales in one transaction (the lock is held for all of them)
 # Another process holds the lock: the loop asks again when the watcher sees it free (it serves meanwhile, and what
@@ -42,12 +42,18 @@ MAX_BATCH = 64  # sales in one transaction (the lock is held for all of them)
 LOOP_RETRIES_FOR = 0.005
 
 
-class Deferred(Exception):
-    """Raised on the loop by a handler whose write can join the batch: ``write()`` does it (inside a transaction)."""
+class BatchedStore(Protocol):
+    """What a batch needs of its store (``sqlite.SqliteStore``, a file)."""
 
-    def __init__(self, write: Callable[[], Any]) -> None:
-        super().__init__("the write joins the loop's batch")
-        self.write = write
+    def transaction(self) -> AbstractContextManager[Any]: ...
+
+    def savepoint(self) -> AbstractContextManager[None]: ...
+
+    def without_waiting(self, patience: float = ...) -> AbstractContextManager[None]: ...
+
+    def open_writers_lock(self) -> int: ...
+
+    def wait_for_writers(self, descriptor: int) -> None: ...
 
 
 @dataclass
@@ -60,7 +66,7 @@ class _Item:
 class Batcher:
     """One per process and store: the loop's pending writes, written together on the loop's next turn."""
 
-    store: SqliteStore
+    store: BatchedStore
     collecting: int | None = None  # the thread whose handlers may defer (the loop's, while it answers)
     _items: list[_Item] = field(default_factory=list)
     _flush_at: asyncio.TimerHandle | None = None  # (the flush due, if any)
@@ -163,7 +169,7 @@ class _LockWatcher(Signalled[int]):
     """A thread that waits for the store's write lock to be free, keeping nothing, and then calls back on the loop
     (the kernel wakes it the moment the lock is let go)."""
 
-    def __init__(self, store: SqliteStore, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, store: BatchedStore, loop: asyncio.AbstractEventLoop) -> None:
         # (close waits 5 s at most: a watch that waits for another process's long write ends with it)
         super().__init__("gatekit-lock-watcher", close_timeout=5)
         self._store, self._loop = store, loop

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolkit.simulator.storage import schema
 from toolkit.simulator.storage.base import (
@@ -33,6 +33,9 @@ from toolkit.simulator.storage.base import (
 )
 from toolkit.simulator.storage.checkpoints import KEEP_BYTES, Checkpointer
 from toolkit.simulator.storage.schema import FIRST_IDS, RESET_TABLES, SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from toolkit.simulator.storage.batch import Batcher
 
 SCHEMA = ";\n".join(schema.sqlite_ddl())  # (``schema``: the one schema, in SQLite's words)
 
@@ -98,6 +101,7 @@ class SqliteStore(SharedState):
         self._hurried: int | None = None  # the thread (the event loop's) whose first write may not wait
         self._patience = LOOP_PATIENCE  # how long that thread waits for a lock before StoreBusy
         self._checkpointer: Checkpointer | None = None  # (a file's: started once the file is ready)
+        self.batcher: Batcher | None = None  # the loop's batch of writes (a file's: ``serving.batcher_of``)
         if self.path != ":memory:":
             self._writers = self.open_writers_lock()
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -436,6 +440,8 @@ class SqliteStore(SharedState):
         self._seed_sequences()
 
     def close(self) -> None:
+        if self.batcher is not None:
+            self.batcher.close()
         if self._checkpointer is not None:
             self._checkpointer.close()
         with self._lock:

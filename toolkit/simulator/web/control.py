@@ -44,7 +44,7 @@ from toolkit.simulator.clock import ClockLimit
 from toolkit.simulator.rules import followups
 from toolkit.simulator.rules.engine import Engine
 from toolkit.simulator.rules.errors import SimError
-from toolkit.simulator.storage import Row, loads
+from toolkit.simulator.storage import Row, account_rows, callback_rows, fault_rows, loads, order_rows
 from toolkit.simulator.web.controlargs import ControlError, integer, json_body, number, orderid, text
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ def path_key(request: Request) -> str:
 def find_order(engine: Engine, raw: Any) -> Row:
     """The initial transaction of order ``raw`` (404 when there is none)."""
     key = orderid(raw)
-    row = engine.store.one("SELECT * FROM transactions WHERE id=? AND orderid=id", (key,))
+    row = order_rows.order(engine.store, key)
     if row is None:
         raise ControlError("orderid", f"{key} is unknown", http_status=404)
     return row
@@ -120,7 +120,7 @@ def chargeback(engine: Engine, order: Row, data: dict[str, Any]) -> Row:
 
 
 def merchants_view(engine: Engine) -> list[dict[str, Any]]:
-    balances = {row["login"]: row for row in engine.store.all("SELECT * FROM merchants")}
+    balances = {row["login"]: row for row in account_rows.accounts(engine.store)}
     views = []
     for merchant in engine.settings.merchants:
         row = balances.get(merchant.login)
@@ -212,17 +212,13 @@ def catch_up(engine: Engine, limit: int = 1000) -> None:
 
 
 def health(engine: Engine) -> dict[str, Any]:
-    def count(sql: str) -> int:
-        row = engine.store.one(sql)
-        return int(row["n"]) if row else 0
-
     return {
         "status": "ok",
         "version": __version__,
         "now": engine.clock.now(),
-        "transactions": count("SELECT COUNT(*) AS n FROM transactions"),
-        "callbacks_pending": count("SELECT COUNT(*) AS n FROM callbacks WHERE state IN ('pending', 'sending')"),
-        "faults": count("SELECT COUNT(*) AS n FROM faults WHERE remaining>0"),
+        "transactions": order_rows.count(engine.store),
+        "callbacks_pending": callback_rows.waiting(engine.store),
+        "faults": fault_rows.count_active(engine.store),
         "latency": engine.settings.latency,
         "process": engine.process,  # which process answered (gatekit simulate --workers: one of several)
         "scheduler": engine.scheduling(),  # whether it holds the scheduler's lease (does the timed work)

@@ -26,9 +26,7 @@ from toolkit.simulator.rules import checks
 from toolkit.simulator.rules.engine import Call, Engine
 from toolkit.simulator.rules.errors import SimError, endpoint_error, server_error, unavailable
 from toolkit.simulator.shaping import TIMEOUT_HOLD
-from toolkit.simulator.storage import Store, StoreBusy, StoreUnavailable
-from toolkit.simulator.storage.batch import Deferred
-from toolkit.simulator.storage.sqlite import SqliteStore
+from toolkit.simulator.storage import StoreBusy, StoreUnavailable, serving
 from toolkit.simulator.web import limits, render, urls
 from toolkit.wire import FORM_TYPE, MEDIA_TYPE, asks_for_json
 
@@ -126,9 +124,9 @@ def accept(engine: Engine, gr: GatewayRequest, body: list[tuple[str, str]] | Non
     return Call(op, address.merchant, address.endpoint_id, address.group_id, fields, gr.serial, warnings, lenient)
 
 
-# A body up to this size is answered on the event loop when the store is free (in-memory stores): the work
-# is a fraction of a millisecond, less than the hop to a worker thread.  Bigger bodies, a busy store (a thread
-# holds it) and file stores (a commit may wait for the disk) go to the gateway's threads: the loop never waits.
+# A body up to this size may be answered on the event loop (``storage.serving`` says when the store lets it): the
+# work is a fraction of a millisecond, less than the hop to a worker thread.  Bigger bodies go to the gateway's
+# threads: parsing them is not done on the loop.
 INLINE_BYTES = 8 * 1024
 
 
@@ -196,58 +194,22 @@ async def respond(request: Request, op: Operation, by_group: bool, raw: bytes) -
 
 
 async def _answer(gr: GatewayRequest, *, faults: bool) -> Answer | float:
-    """``answer`` on the event loop when it need not wait there, else in a thread.
-
-    On the loop: a small body, and an in-memory store no other thread holds, or a SQLite file whose writes do not
-    wait (``Store.without_waiting``: a write lock held by another thread, or by another process beyond a moment,
-    gives the request to a thread before anything is written).  A thread hand-off costs more than a sale's
-    work; PostgreSQL answers over the network, always in a thread."""
+    """``answer``, run where the store lets it run soonest (``storage.serving``: on the event loop, with the loop's
+    batch of writes, or in a gateway thread): a small body may be answered on the loop."""
     request = gr.http
-    store: Store = request.app.state.store
-    if len(gr.body) <= INLINE_BYTES:
-        if store.in_memory:
-            if store.hold_if_free():
-                try:
-                    answered = answer(gr, faults=faults)
-                finally:
-                    store.release()
-                assert not isinstance(answered, Pending)  # (no batch: in memory, a write costs no commit)
-                return answered
-        elif isinstance(store, SqliteStore):
-            batcher = request.app.state.engine.batcher
-            assert batcher is not None  # (core.build_state gives a SQLite file's engine one)
-            try:
-                with store.without_waiting(), batcher.collect():
-                    answered = answer(gr, faults=faults)
-            except StoreBusy:
-                pass
-            else:
-                if not isinstance(answered, Pending):
-                    return answered
-                try:
-                    outcome = await batcher.submit(answered.write, pools.of(request).gateway)
-                except Exception as exc:  # (the write's refusal, or a failure: answered as in answer)
-                    outcome = exc
-                return answered.finish(outcome)
-    answered = await pools.run(pools.of(request).gateway, answer, gr, faults=faults)
-    assert not isinstance(answered, Pending)  # (only the loop's thread collects writes)
+    work = functools.partial(answer, gr, faults=faults)
+    small = len(gr.body) <= INLINE_BYTES
+    answered: Answer | float = await serving.serve(
+        request.app.state.store, work, small=small, threads=pools.of(request).gateway
+    )
     return answered
 
 
-@dataclass(frozen=True)
-class Pending:
-    """A request answered on the loop whose write joins the loop's batch (``storage.batch``):
-    ``finish`` answers with what ``write`` gave (or raised) once the batch is written."""
-
-    write: Callable[[], Any]
-    finish: Callable[[Any], Answer]
-
-
-def answer(gr: GatewayRequest, *, faults: bool) -> Answer | float | Pending:
+def answer(gr: GatewayRequest, *, faults: bool) -> Answer | float | serving.Later[Answer]:
     """parse -> check -> engine -> render, journaled; first the fault plans (``faults``): a delay is returned.
 
     Run in a gateway thread, or on the event loop by ``_answer`` when nothing in it can wait; there, a sale's
-    write is left to the loop's batch (``Pending``)."""
+    write may be left to the loop's batch (``serving.Later``: answered once the batch is written)."""
     request = gr.http
     engine: Engine = request.app.state.engine
     try:
@@ -258,10 +220,9 @@ def answer(gr: GatewayRequest, *, faults: bool) -> Answer | float | Pending:
         gr.sent = journal.sent(pairs)  # (masked now: the values found clean are stored without a second look)
         call = accept(engine, gr, pairs)
         gr.login = call.merchant.login
-        try:
-            result = engine.handle(call)
-        except Deferred as later:
-            return Pending(later.write, functools.partial(_finish, gr, call))
+        result = engine.handle(call)
+        if isinstance(result, serving.Later):
+            return result.answered_by(functools.partial(_finish, gr, call))
     except StoreBusy:  # (on the event loop, nothing written: answered again in a thread)
         raise
     except Exception as exc:
