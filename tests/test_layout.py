@@ -9,6 +9,7 @@ does not import its display, a widget's steps do not import the model that calls
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -187,3 +188,59 @@ def test_the_wing_check_finds_an_upward_import(tmp_path: Path) -> None:
         "toolkit.simulator.rules.engine imports toolkit.simulator.web.render",
         "toolkit.simulator.storage.sqlite imports toolkit.simulator.rules.engine",
     ]
+
+
+# --- SQL lives in storage, written once for both databases ---------------------------------------------------
+
+SQL_TEXT = re.compile(
+    r"\b(SELECT\b[\s\S]*\bFROM|UPDATE\s+\w+\s+SET|INSERT\s+INTO|DELETE\s+FROM|CREATE\s+(TABLE|INDEX))\b"
+)
+STORAGE = PACKAGE / "simulator" / "storage"
+OWN_WORDS = {"sqlite.py", "postgres.py", "schema.py", "checkpoints.py"}  # each database's own statements
+NOT_SHARED = re.compile(r"INSERT\s+OR\b|sqlite_|nextval|(?<![:\w]):[A-Za-z_]\w*|PRAGMA")
+
+
+def not_shared(text: str) -> bool:
+    """What only one database reads, or a ``?`` inside a literal (where it is no parameter)."""
+    return NOT_SHARED.search(text) is not None or any("?" in literal for literal in re.findall(r"'[^']*'", text))
+
+
+def sql_strings(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of every string in ``path`` that reads as SQL (an f-string by its written parts)."""
+    found = []
+    tree = ast.parse(path.read_text(), str(path))
+    parts = {id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for part in node.values}
+    for node in ast.walk(tree):
+        if id(node) in parts:
+            continue
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(part.value if isinstance(part, ast.Constant) else "{}" for part in node.values)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        else:
+            continue
+        if SQL_TEXT.search(text):
+            found.append((node.lineno, text))
+    return found
+
+
+def test_no_sql_outside_storage() -> None:
+    outside = [f"{path.relative_to(ROOT)}:{line}: {text[:60]}" for path in sorted(PACKAGE.rglob("*.py"))
+               if STORAGE not in path.parents for line, text in sql_strings(path)]  # fmt: skip
+    assert outside == []
+
+
+def test_the_storage_wing_writes_each_statement_once_for_both_databases() -> None:
+    """Outside each store's own module, statements use only what SQLite and PostgreSQL both read: ``?``
+    parameters (never in a literal), ``ON CONFLICT DO NOTHING``, each store's next id."""
+    shared = [path for path in sorted(STORAGE.glob("*.py")) if path.name not in OWN_WORDS]
+    found = [f"{path.name}:{line}: {text[:70]}" for path in shared for line, text in sql_strings(path)
+             if not_shared(text)]  # fmt: skip
+    assert found == []
+    assert any(sql_strings(path) for path in shared)  # (the check reads statements at all)
+
+
+def test_the_sql_check_finds_a_statement_in_the_rules(tmp_path: Path) -> None:
+    module = tmp_path / "engine.py"
+    module.write_text('ROW = "SELECT * FROM transactions WHERE id=?"\nNAME = f"DELETE FROM {table} WHERE a=1"\n')
+    assert [line for line, _ in sql_strings(module)] == [1, 2]

@@ -1,4 +1,4 @@
-"""The simulator's store in PostgreSQL (``--db postgresql://...``): SQLite's statements translated, the schema
+"""The simulator's store in PostgreSQL (``--db postgresql://...``): the statements both stores read, the schema
 versioned and migrated forward, the gateway's whole API answered from it, and ``--reset``."""
 
 from __future__ import annotations
@@ -11,22 +11,25 @@ from tests.postgres import Cluster, postgres  # noqa: F401  (the fixture)
 from toolkit.client import GatewayClient
 from toolkit.models import Status
 from toolkit.simulator import SimulatorServer
-from toolkit.simulator.storage.postgres import SCHEMA_VERSION, PostgresStore, translate
-from toolkit.simulator.storage.sqlite import next_id_sql
+from toolkit.simulator.storage.postgres import SCHEMA_VERSION, PostgresStore
+from toolkit.simulator.storage.schema import FIRST_IDS
+from toolkit.simulator.storage.sqlite import SqliteStore
 from toolkit.testdata import preauth_fields, sale_fields
 
 
-def test_sqlite_statements_are_translated_once():
-    assert translate("SELECT * FROM t WHERE a=? AND b=?") == "SELECT * FROM t WHERE a=%s AND b=%s"
-    assert translate("UPDATE t SET a=:a WHERE k=:_key") == "UPDATE t SET a=%(a)s WHERE k=%(_key)s"
-    assert translate("INSERT OR IGNORE INTO nonces (a) VALUES (?)") == (
-        "INSERT INTO nonces (a) VALUES (%s) ON CONFLICT DO NOTHING"
-    )
-    assert translate(f"SELECT {next_id_sql('transactions')} AS next_id") == (
-        "SELECT nextval('transactions_id_seq') AS next_id"
-    )
-    assert translate("SELECT 1 FROM t WHERE s LIKE 'x%' AND c=?") == "SELECT 1 FROM t WHERE s LIKE 'x%%' AND c=%s"
-    assert translate("INSERT INTO callbacks (a) VALUES (?)", True).endswith(" RETURNING id")
+def test_both_stores_take_the_one_wording_of_a_statement(postgres: Cluster) -> None:  # noqa: F811
+    """The storage wing's statements are written once: ``?`` parameters, ``ON CONFLICT DO NOTHING``, each store's
+    next id; a literal ``%`` stays one on PostgreSQL."""
+    for store in (SqliteStore(), PostgresStore(postgres.new_database())):
+        try:
+            with store.transaction():
+                statement = "INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT DO NOTHING"
+                assert (store.count(statement, ("k", "1")), store.count(statement, ("k", "2"))) == (1, 0)
+                assert store.one("SELECT value FROM meta WHERE name=? AND value LIKE '1%'", ("k",)) == {"value": "1"}
+                first = store.one(f"SELECT {store.next_id_expression('transactions')} AS id")
+            assert first is not None and first["id"] == FIRST_IDS["transactions"]
+        finally:
+            store.close()
 
 
 def test_the_simulator_answers_from_postgresql_and_keeps_its_ids(postgres: Cluster):  # noqa: F811

@@ -24,49 +24,13 @@ from toolkit.signing import callback_control
 from toolkit.simulator.clock import SimClock
 from toolkit.simulator.rules.errors import SimError, state_error
 from toolkit.simulator.settings import Merchant, SimulatorSettings
-from toolkit.simulator.storage import Row, Store, dumps, loads, row_id, serving, stored_text
+from toolkit.simulator.storage import Row, Store, account_rows, dumps, loads, order_rows, row_id, serving, stored_text
 from toolkit.simulator.storage.serving import Later
-from toolkit.simulator.storage.sqlite import next_id_sql
 
 # What tells one card from another in a repeated request (``_check_repeat``): a card is never stored whole.
 CARD_IDENTITY = ("card_bin", "card_last4", "card_exp_month", "card_exp_year", "cardrefid")
-# A new order (``_insert_tx``): the id of the merchant's latest order with its client_orderid (``_check_repeat``)
-# and the id the new order gets, in one statement built once
-_NEW_ORDER_SQL = (
-    "SELECT (SELECT id FROM transactions WHERE login=? AND client_orderid=? AND id=orderid "
-    f"AND kind IN ({','.join('?' * len(lifecycle.INITIAL))}) ORDER BY id DESC LIMIT 1) AS repeated, "
-    f"{next_id_sql('transactions')} AS next_id"
-)
-# What a status answer reads of the transaction (``render.status_fields`` and ``payer_action``, ``is_due``, the
-# client_orderid check): a third of the table's columns is never read there, and each costs its conversion.
-STATUS_COLUMNS = (
-    "id", "orderid", "login", "client_orderid", "kind", "status", "stage", "amount_minor", "currency",
-    "descriptor", "error_code", "error_message", "card_bin", "card_last4", "card_type", "card_exp_month",
-    "card_exp_year", "cardholder", "cardrefid", "three_ds", "eci", "tds_comp_ind", "tds_state", "tds_token",
-    "form_token", "decide_at", "deadline_at", "redirect_url",
-)  # fmt: skip
-# The latest transaction of the merchant's order (``latest_of``): by orderid, or by client_orderid (the latest
-# order with it), in one statement; each step uses an index (the key, ``tx_client``, ``tx_order``).
-_LATEST = (
-    f"SELECT {', '.join(STATUS_COLUMNS)} FROM transactions"
-    " WHERE id=(SELECT MAX(id) FROM transactions WHERE orderid=({order}))"
-)
-LATEST_BY_ORDERID = _LATEST.format(order="SELECT id FROM transactions WHERE id=? AND orderid=id AND login=?")
-LATEST_BY_CLIENT_ORDERID = _LATEST.format(
-    order="SELECT id FROM transactions WHERE login=? AND client_orderid=? AND orderid=id ORDER BY id DESC LIMIT 1"
-)
-_BY_REQUEST_SQL = (
-    "SELECT * FROM transactions WHERE serial=? AND login=? UNION ALL "
-    "SELECT t.* FROM requests r JOIN transactions t ON t.id=r.tx WHERE r.serial=? AND t.login=? LIMIT 1"
-)
 # Final statuses of a transaction that did not go through: it holds, moves or uses up no money.
 FAILED = (Status.DECLINED.value, Status.ERROR.value, Status.FILTERED.value)
-FAILED_SQL = "(" + ", ".join(f"'{status}'" for status in FAILED) + ")"  # for ``status NOT IN {FAILED_SQL}``
-# A transaction with a void that has not failed: it holds no money and never settles.
-_NOT_VOIDED = (
-    "AND NOT EXISTS (SELECT 1 FROM transactions v "
-    f"WHERE v.parent=transactions.id AND v.kind='void' AND v.status NOT IN {FAILED_SQL})"
-)
 
 
 @dataclass
@@ -187,10 +151,7 @@ class Engine:
     def seed_merchants(self) -> None:
         with self.store.transaction():
             for merchant in self.settings.merchants:
-                self.store.execute(
-                    "INSERT OR IGNORE INTO merchants (login, payout_balance_minor, currency) VALUES (?, ?, ?)",
-                    (merchant.login, merchant.payout_balance_minor, merchant.currency),
-                )
+                account_rows.open_account(self.store, merchant.login, merchant.payout_balance_minor, merchant.currency)
 
     def merchant(self, login: str) -> Merchant:
         merchant = self.settings.merchant_by_login(login)
@@ -206,7 +167,7 @@ class Engine:
 
     def tx(self, tx_id: int) -> Row:
         """A transaction by its own key (``id``)."""
-        row = self.store.one("SELECT * FROM transactions WHERE id=?", (tx_id,))
+        row = order_rows.transaction(self.store, tx_id)
         if row is None:
             raise state_error(f"transaction {tx_id} is unknown")
         return row
@@ -216,7 +177,7 @@ class Engine:
         key = row_id(orderid)
         if key is None:
             return None
-        return self.store.one("SELECT * FROM transactions WHERE id=? AND orderid=id AND login=?", (key, login))
+        return order_rows.merchant_order(self.store, key, login)
 
     def find(self, login: str, orderid: str | None, client_orderid: str) -> Row:
         """The merchant's order (its initial transaction) by orderid, or by client_orderid alone (the latest:
@@ -226,10 +187,7 @@ class Engine:
             if row is None:
                 raise state_error(f"orderid {orderid} is unknown for this merchant")
             return row
-        row = self.store.one(
-            "SELECT * FROM transactions WHERE login=? AND client_orderid=? AND orderid=id ORDER BY id DESC LIMIT 1",
-            (login, client_orderid),
-        )
+        row = order_rows.order_named(self.store, login, client_orderid)
         if row is None:
             raise state_error(f"no order with client_orderid {client_orderid}")
         return row
@@ -263,11 +221,11 @@ class Engine:
         login, orderid = call.merchant.login, call.fields.get("orderid")
         if orderid:
             key = row_id(orderid)
-            tx = None if key is None else self.store.one(LATEST_BY_ORDERID, (key, login))
+            tx = None if key is None else order_rows.latest_by_orderid(self.store, key, login)
             if tx is None:
                 raise state_error(f"orderid {orderid} is unknown for this merchant")
         else:
-            tx = self.store.one(LATEST_BY_CLIENT_ORDERID, (login, call.client_orderid))
+            tx = order_rows.latest_by_client_orderid(self.store, login, call.client_orderid)
             if tx is None:
                 raise state_error(f"no order with client_orderid {call.client_orderid}")
         self._same_client_orderid(call, tx)
@@ -282,22 +240,22 @@ class Engine:
 
     def latest(self, order: Row) -> Row:
         """The order's latest transaction (what ``status`` reports without ``by-request-sn``)."""
-        last = self.store.one("SELECT MAX(id) AS id FROM transactions WHERE orderid=?", (order["orderid"],))
-        if last is None or last["id"] is None or last["id"] == order["id"]:  # the order has no later transaction
+        last = order_rows.latest_id(self.store, order["orderid"])
+        if last is None or last == order["id"]:  # the order has no later transaction
             return order
-        return self.tx(last["id"])
+        return self.tx(last)
 
     def transactions_of(self, order: Row) -> list[Row]:
-        return self.store.all("SELECT * FROM transactions WHERE orderid=? ORDER BY id", (order["orderid"],))
+        return order_rows.of_order(self.store, order["orderid"])
 
     def by_request(self, login: str, serial: str) -> Row | None:
         """The transaction a request (its serial-number) made (its ``serial``) or acted on (``requests``)."""
-        return self.store.one(_BY_REQUEST_SQL, (serial, login, serial, login))
+        return order_rows.by_request(self.store, login, serial)
 
     def remember_request(self, serial: str, tx: Row) -> None:
         """``status`` with ``by-request-sn`` finds ``tx`` by this request's serial-number."""
         if serial:
-            self.store.execute("INSERT OR IGNORE INTO requests (serial, tx) VALUES (?, ?)", (serial, tx["id"]))
+            order_rows.remember_request(self.store, serial, tx["id"])
 
     def new_tx(self, call: Call, kind: str, **values: Any) -> Row:
         """Insert the ``processing`` initial transaction of a new order (inside the caller's DB transaction)."""
@@ -381,8 +339,9 @@ class Engine:
         """Give a drafted row its id (a new order: its orderid too, after the repeat check) and insert it."""
         if order is None:  # a new order: its orderid is its initial transaction's id, the id AUTOINCREMENT gives next
             if lifecycle.KINDS[kind].initial:  # a repeated client_orderid is checked against the merchant's orders
-                new = self.store.one(_NEW_ORDER_SQL, (call.merchant.login, call.client_orderid, *lifecycle.INITIAL))
-                assert new is not None
+                new = order_rows.repeat_and_next_id(
+                    self.store, call.merchant.login, call.client_orderid, lifecycle.INITIAL
+                )
                 if new["repeated"] is not None:
                     self._check_repeat(call, kind, row, self.tx(new["repeated"]))
                 row["id"] = row["orderid"] = int(new["next_id"])
@@ -506,10 +465,7 @@ class Engine:
         with self.store.transaction():
             tx = self.tx(tx_id)
             if tx["status"] in FINAL_STATUSES and status != tx["status"]:
-                later = self.store.one(
-                    "SELECT kind, status FROM transactions WHERE orderid=? AND id>? ORDER BY id LIMIT 1",
-                    (tx["orderid"], tx["id"]),
-                )
+                later = order_rows.after(self.store, tx["orderid"], tx["id"])
                 if later is not None:
                     raise state_error(
                         f"the {tx['kind']} of orderid {tx['orderid']} is {tx['status']} and the order went on from "
@@ -542,26 +498,14 @@ class Engine:
         due."""
         now = self.clock.now()
         with self.store.transaction():
-            for tx in self.store.all(
-                "SELECT * FROM transactions WHERE status='processing' AND decide_at IS NOT NULL AND decide_at<=?",
-                (now,),
-            ):
+            for tx in order_rows.due_decisions(self.store, now):
                 self.decide(tx)
             for hook in self.tick_hooks if hooks else ():
                 hook(now)
-            self.store.execute(
-                f"UPDATE transactions SET settled=1, settle_at=NULL WHERE settled=0 AND settle_at<=? {_NOT_VOIDED}",
-                (now,),
-            )
+            order_rows.settle_due(self.store, now)
 
     def _engine_due(self) -> float | None:
-        row = self.store.one(
-            "SELECT MIN(t) AS t FROM ("
-            " SELECT MIN(decide_at) AS t FROM transactions WHERE status='processing' AND decide_at IS NOT NULL"
-            " UNION ALL SELECT MIN(deadline_at) FROM transactions WHERE status='processing' AND deadline_at IS NOT NULL"
-            " UNION ALL SELECT MIN(settle_at) FROM transactions WHERE settled=0 AND settle_at IS NOT NULL) AS due"
-        )
-        return row["t"] if row else None
+        return order_rows.next_due(self.store)
 
     def next_due(self) -> float | None:
         times = [t for t in (provider() for provider in self.due_providers) if t is not None]
@@ -573,16 +517,7 @@ class Engine:
         A voided transaction never settles.
         """
         with self.store.transaction():
-            if orderid is not None:
-                return self.store.execute(
-                    "UPDATE transactions SET settled=1, settle_at=NULL "
-                    f"WHERE orderid=? AND settled=0 AND settle_at IS NOT NULL {_NOT_VOIDED}",
-                    (orderid,),
-                )
-            return self.store.execute(
-                "UPDATE transactions SET settled=1, settle_at=NULL "
-                f"WHERE settled=0 AND settle_at IS NOT NULL {_NOT_VOIDED}"
-            )
+            return order_rows.settle(self.store, orderid)
 
     # --- what goes back to the merchant ------------------------------------------------------------
 

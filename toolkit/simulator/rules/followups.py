@@ -20,36 +20,23 @@ every order, at every moment and whatever the outcomes, charged >= returned + ch
 
 from __future__ import annotations
 
+from typing import Any
+
 from toolkit import lifecycle
 from toolkit.lifecycle import Money
 from toolkit.money import from_minor_units, to_minor_units
 from toolkit.operations import ResponseKind, get_operation
-from toolkit.simulator.rules.engine import FAILED_SQL, Call, Engine, Result
+from toolkit.simulator.rules.engine import Call, Engine, Result
 from toolkit.simulator.rules.errors import field_error, state_error
 from toolkit.simulator.rules.plans import CARD_COLUMNS
-from toolkit.simulator.storage import Row, dumps
-
-_LIVE = f"status NOT IN {FAILED_SQL}"
-_APPROVED = "status='approved'"
+from toolkit.simulator.storage import Row, dumps, order_rows
+from toolkit.simulator.storage.order_rows import APPROVED, LIVE
 
 
-def _not_voided(voids: str) -> str:
-    """SQL: no void of ``t`` in the state ``voids`` (``_LIVE``: approved or still processing; ``_APPROVED``)."""
-    return f"NOT EXISTS (SELECT 1 FROM transactions v WHERE v.parent=t.id AND v.kind='void' AND v.{voids})"
-
-
-_UNVOIDED = _not_voided(_LIVE)
-
-
-def _sum(engine: Engine, order: Row, kinds: tuple[str, ...], *, counted: str = _LIVE, unvoided: str = "") -> int:
-    marks = ",".join("?" * len(kinds))
-    row = engine.store.one(
-        "SELECT COALESCE(SUM(amount_minor), 0) AS total FROM transactions t "
-        f"WHERE t.orderid=? AND t.id<>t.orderid AND t.kind IN ({marks}) AND t.{counted}"
-        + (f" AND {unvoided}" if unvoided else ""),
-        (order["orderid"], *kinds),
-    )
-    return int(row["total"]) if row else 0
+def _sum(
+    engine: Engine, order: Row, kinds: tuple[str, ...], *, counted: str = LIVE, unvoided: str | None = None
+) -> int:
+    return order_rows.later_total(engine.store, order["orderid"], kinds, counted=counted, unvoided=unvoided)
 
 
 # Both sides of the ledger are counted the cautious way while something is still processing, so that no
@@ -62,12 +49,12 @@ def _sum(engine: Engine, order: Row, kinds: tuple[str, ...], *, counted: str = _
 
 def held(engine: Engine, order: Row) -> int:
     """Minor units of a preauth already given to captures: approved or processing, unless a void was approved."""
-    return _sum(engine, order, lifecycle.kinds_with(Money.CAPTURE), unvoided=_not_voided(_APPROVED))
+    return _sum(engine, order, lifecycle.kinds_with(Money.CAPTURE), unvoided=APPROVED)
 
 
 def captured(engine: Engine, order: Row) -> int:
     """Minor units captured on a preauth for sure: approved captures with no void approved or processing."""
-    return _sum(engine, order, lifecycle.kinds_with(Money.CAPTURE), counted=_APPROVED, unvoided=_UNVOIDED)
+    return _sum(engine, order, lifecycle.kinds_with(Money.CAPTURE), counted=APPROVED, unvoided=LIVE)
 
 
 def taken_back(engine: Engine, order: Row) -> int:
@@ -80,19 +67,14 @@ def charged(engine: Engine, order: Row) -> int:
     return captured(engine, order) if lifecycle.KINDS[order["kind"]].holds else int(order["amount_minor"] or 0)
 
 
-def _exists(engine: Engine, order: Row, where: str, *args: object) -> Row | None:
-    return engine.store.one(
-        f"SELECT * FROM transactions t WHERE t.orderid=? AND t.id<>t.orderid AND t.{_LIVE} AND {where} "
-        "ORDER BY t.id DESC LIMIT 1",
-        (order["orderid"], *args),
-    )
+def _latest(engine: Engine, order: Row, kinds: tuple[str, ...], **where: Any) -> Row | None:
+    """The order's latest later transaction of ``kinds`` that did not fail (``order_rows.latest_later``)."""
+    return order_rows.latest_later(engine.store, order["orderid"], kinds, **where)
 
 
 def voided(engine: Engine, tx: Row) -> bool:
-    return (
-        engine.store.one(f"SELECT 1 FROM transactions WHERE parent=? AND kind='void' AND {_LIVE}", (tx["id"],))
-        is not None
-    )
+    """A void of ``tx`` that did not fail (approved or processing)."""
+    return order_rows.live_child(engine.store, tx["id"], "void") is not None
 
 
 def _money(order: Row, minor: int) -> str:
@@ -133,7 +115,7 @@ def _order(engine: Engine, call: Call, verb: str) -> Row:
         )
     if voided(engine, order):
         raise state_error(f"cannot {verb} orderid {order['orderid']}: it was voided")
-    if _exists(engine, order, "t.kind='cancel'"):
+    if _latest(engine, order, ("cancel",)):
         raise state_error(f"cannot {verb} orderid {order['orderid']}: its preauth was cancelled")
     return order
 
@@ -173,7 +155,7 @@ def void(engine: Engine, call: Call) -> Result:
 
 def _void_target(engine: Engine, order: Row) -> Row:
     """The order's latest approved, unsettled, unvoided capture; else the order itself, if nothing followed it."""
-    capture_ = _exists(engine, order, f"t.kind='capture' AND t.status='approved' AND t.settled=0 AND {_UNVOIDED}")
+    capture_ = _latest(engine, order, ("capture",), status="approved", settled=False, unvoided=LIVE)
     if capture_ is not None:
         back, left = taken_back(engine, order), charged(engine, order) - int(capture_["amount_minor"] or 0)
         if back > left:
@@ -183,11 +165,11 @@ def _void_target(engine: Engine, order: Row) -> Row:
                 f"{_money(order, max(left, 0))} would stay charged; use return"
             )
         return capture_
-    if _exists(engine, order, "t.kind='capture' AND t.status='processing'"):
+    if _latest(engine, order, ("capture",), status="processing"):
         raise state_error(f"cannot void orderid {order['orderid']}: a capture of it is still processing")
-    if order["settled"] or _exists(engine, order, "t.kind='capture' AND t.settled=1"):
+    if order["settled"] or _latest(engine, order, ("capture",), settled=True):
         raise state_error(f"cannot void orderid {order['orderid']}: it is already settled; use return")
-    if _exists(engine, order, "t.kind IN ('reversal', 'chargeback')"):
+    if _latest(engine, order, lifecycle.kinds_with(Money.TAKE_BACK)):
         raise state_error(f"cannot void orderid {order['orderid']}: it has reversals or chargebacks; use return")
     return order
 
@@ -198,7 +180,7 @@ def return_(engine: Engine, call: Call) -> Result:
         if lifecycle.KINDS[order["kind"]].holds and not held(engine, order):
             return Result(ResponseKind.ASYNC, _cancel(engine, call, order))
         available = charged(engine, order) - taken_back(engine, order)
-        if available <= 0 and _exists(engine, order, "t.kind='capture' AND t.status='processing'"):
+        if available <= 0 and _latest(engine, order, ("capture",), status="processing"):
             raise state_error(
                 f"nothing to return on orderid {order['orderid']} yet: its capture is still processing "
                 "(a return waits for the capture's final status)"
@@ -260,7 +242,7 @@ def money_problem(engine: Engine, order: Row) -> str | None:
     standing = order["status"] == "approved" and not voided(engine, order)
     back = taken_back(engine, order)
     if kind.holds:
-        authorized = order["amount_minor"] if standing and not _exists(engine, order, "t.kind='cancel'") else 0
+        authorized = order["amount_minor"] if standing and not _latest(engine, order, ("cancel",)) else 0
         if (held_ := held(engine, order)) > authorized:
             return f"{_money(order, held_)} captured on {_money(order, authorized)} authorized"
         charged_ = captured(engine, order)
@@ -283,7 +265,7 @@ def _money_holds(engine: Engine, tx: Row) -> None:
 def _void_done(engine: Engine, tx: Row) -> None:
     """Final hook: an approved void stops its target from settling."""
     if tx["kind"] == "void" and tx["status"] == "approved" and tx["parent"]:
-        engine.store.execute("UPDATE transactions SET settle_at=NULL WHERE id=?", (tx["parent"],))
+        order_rows.stop_settling(engine.store, tx["parent"])
 
 
 def install(engine: Engine) -> None:

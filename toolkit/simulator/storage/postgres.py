@@ -1,8 +1,8 @@
 """The simulator's state in PostgreSQL: one store for simulators on several machines (``--db postgresql://...``).
 
-The same interface as the SQLite ``Store`` (the engine writes its SQL once, in SQLite's words): each statement
-is translated once and cached (``?`` and ``:name`` parameters, ``INSERT OR IGNORE``, SQLite's next-id
-expression), through psycopg 3 and its connection pool.
+The same ``Store`` as SQLite's: the storage wing writes each statement once, in SQL both databases read, with
+``?`` parameters (written ``%s`` for psycopg: ``_marked``); what differs is each store's own (the schema's words,
+the next id, an upsert).  Through psycopg 3 and its connection pool.
 
 - ``transaction()`` runs on one pooled connection for the thread (re-entrant), and first takes a
   transaction-level advisory lock: the same guarantee as SQLite's ``BEGIN IMMEDIATE`` (money decisions are
@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 from toolkit.simulator.storage import schema
-from toolkit.simulator.storage.base import Row, SharedState, StoreError, stored_values
+from toolkit.simulator.storage.base import Params, Row, SharedState, StoreError, stored_values
 from toolkit.simulator.storage.pgconnections import CONNECT_TIMEOUT, Connections
 from toolkit.simulator.storage.schema import FIRST_IDS, RESET_TABLES, SCHEMA_VERSION
 
@@ -35,14 +35,6 @@ T = TypeVar("T")
 POOL_SIZE = 8
 LOCK_KEY = 0x6761746B  # "gatk": the advisory lock every write transaction takes
 SCHEMA = ";\n".join(schema.postgres_ddl())  # (``schema``: the one schema, in PostgreSQL's words)
-_WITH_ID = {"transactions": "id", "card_refs": "cardrefid", "recurring": "id", "journal": "id", "callbacks": "id",
-            "callback_attempts": "id", "faults": "id"}  # fmt: skip
-_NEXT_ID = re.compile(
-    r"\(SELECT MAX\(COALESCE\(\(SELECT seq FROM sqlite_sequence WHERE name='(\w+)'\), 0\), COALESCE\(MAX\(id\), 0\)\)"
-    r" \+ 1 FROM \w+\)"
-)
-_PARAMS = re.compile(r"'[^']*'|\?|(?<!:):([A-Za-z_]\w*)|%")
-_INSERT_INTO = re.compile(r"^\s*INSERT\s+(?:OR\s+IGNORE\s+)?INTO\s+(\w+)", re.IGNORECASE)
 
 
 def is_postgres(db: str) -> bool:
@@ -50,29 +42,10 @@ def is_postgres(db: str) -> bool:
 
 
 @lru_cache(maxsize=1024)
-def translate(sql: str, want_id: bool = False) -> str:
-    """A statement in SQLite's words, as PostgreSQL takes it (``want_id``: an INSERT returns its row's id)."""
-    ignore = re.match(r"^\s*INSERT\s+OR\s+IGNORE\s+INTO", sql, re.IGNORECASE) is not None
-    sql = re.sub(r"^\s*INSERT\s+OR\s+IGNORE\s+INTO", "INSERT INTO", sql, flags=re.IGNORECASE)
-    sql = _NEXT_ID.sub(lambda m: f"nextval('{m.group(1)}_id_seq')", sql)
-
-    def param(match: re.Match[str]) -> str:
-        text = match.group(0)
-        if text.startswith("'"):
-            return text.replace("%", "%%")
-        if text == "?":
-            return "%s"
-        if text == "%":
-            return "%%"
-        return f"%({match.group(1)})s"
-
-    sql = _PARAMS.sub(param, sql)
-    if ignore:
-        sql += " ON CONFLICT DO NOTHING"
-    table = _INSERT_INTO.match(sql)
-    if want_id and table is not None and table.group(1) in _WITH_ID and "RETURNING" not in sql.upper():
-        sql += f" RETURNING {_WITH_ID[table.group(1)]}"
-    return sql
+def _marked(sql: str) -> str:
+    """A statement with ``?`` parameters as psycopg takes it: ``%s`` for each, a literal ``%`` doubled (the storage
+    wing's statements hold no ``?`` but their parameters: ``tests/test_layout.py`` checks it)."""
+    return sql.replace("%", "%%").replace("?", "%s")
 
 
 def _text(value: Any) -> Any:
@@ -80,7 +53,21 @@ def _text(value: Any) -> Any:
     return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
 
 
-def _params(params: Mapping[str, Any] | tuple[Any, ...]) -> Mapping[str, Any] | tuple[Any, ...]:
+def _insert(table: str, values: Mapping[str, Any], returning: str = "") -> tuple[str, tuple[Any, ...]]:
+    values = stored_values(values)
+    statement = f"INSERT INTO {table} ({', '.join(values)}) VALUES ({', '.join('?' * len(values))}){returning}"
+    return statement, tuple(values.values())
+
+
+def _update(
+    table: str, key: str, key_value: Any, values: Mapping[str, Any], returning: str = ""
+) -> tuple[str, tuple[Any, ...]]:
+    values = stored_values(values)
+    sets = ", ".join(f"{name}=?" for name in values)
+    return f"UPDATE {table} SET {sets} WHERE {key}=?{returning}", (*values.values(), key_value)
+
+
+def _params(params: Params) -> Params:
     if isinstance(params, Mapping):
         return {name: _text(value) for name, value in params.items()}
     return tuple(_text(value) for value in params)
@@ -171,63 +158,49 @@ class PostgresStore(SharedState):
     def release(self) -> None:
         return None
 
-    def execute(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> int:
-        """Run a statement; returns the new row's id (an INSERT into a table with one) or the rows affected."""
-        insert = _INSERT_INTO.match(sql) is not None
+    def execute(self, sql: str, params: Params = ()) -> int:
+        """Run a statement; the rows it affected."""
+        return self._run(lambda conn: int(conn.execute(_marked(sql), _params(params)).rowcount))
 
-        def run(conn: Any) -> int:
-            cursor = conn.execute(translate(sql, insert), _params(params))
-            if insert and cursor.description:
-                row = cursor.fetchone()
-                return int(next(iter(row.values()))) if row else 0
-            return int(cursor.rowcount)
+    def count(self, sql: str, params: Params = ()) -> int:
+        """Run a statement; the rows it affected (an insert that met a conflict and did nothing: 0)."""
+        return self.execute(sql, params)
 
-        return self._run(run)
-
-    def count(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> int:
-        """Run a statement; the rows it affected (an ``INSERT OR IGNORE`` that ignored: 0)."""
-        return self._run(lambda conn: int(conn.execute(translate(sql), _params(params)).rowcount))
-
-    def one(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> Row | None:
-        row: Row | None = self._run(lambda conn: conn.execute(translate(sql), _params(params)).fetchone())
+    def one(self, sql: str, params: Params = ()) -> Row | None:
+        row: Row | None = self._run(lambda conn: conn.execute(_marked(sql), _params(params)).fetchone())
         return row
 
-    def all(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> list[Row]:
-        rows: list[Row] = self._run(lambda conn: conn.execute(translate(sql), _params(params)).fetchall())
+    def all(self, sql: str, params: Params = ()) -> list[Row]:
+        rows: list[Row] = self._run(lambda conn: conn.execute(_marked(sql), _params(params)).fetchall())
         return rows
 
-    def returning(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...] = ()) -> Row | None:
-        rows = self.all(sql, params)
-        return rows[0] if rows else None
-
     def insert(self, table: str, values: Mapping[str, Any]) -> int:
-        values = stored_values(values)
-        names = ", ".join(values)
-        marks = ", ".join(f":{name}" for name in values)
-        return self.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", dict(values))
+        """Insert a row; its id (a table with one), else the rows inserted."""
+        auto = schema.AUTO.get(table)
+        if auto is None:
+            return self.execute(*_insert(table, values))
+        row = self.one(*_insert(table, values, f" RETURNING {auto}"))
+        return int(row[auto]) if row else 0
 
     def insert_row(self, table: str, values: Mapping[str, Any]) -> Row:
-        values = stored_values(values)
-        names = ", ".join(values)
-        marks = ", ".join(f":{name}" for name in values)
-        row = self.returning(f"INSERT INTO {table} ({names}) VALUES ({marks}) RETURNING *", dict(values))
+        row = self.one(*_insert(table, values, " RETURNING *"))
         assert row is not None
         return row
 
     def update(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> int:
-        values = stored_values(values)
-        sets = ", ".join(f"{name}=:{name}" for name in values)
-        return self.count(f"UPDATE {table} SET {sets} WHERE {key}=:_key", {**values, "_key": key_value})
+        return self.execute(*_update(table, key, key_value, values))
 
     def update_row(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> Row | None:
-        values = stored_values(values)
-        sets = ", ".join(f"{name}=:{name}" for name in values)
-        return self.returning(f"UPDATE {table} SET {sets} WHERE {key}=:_key RETURNING *", {**values, "_key": key_value})
+        return self.one(*_update(table, key, key_value, values, " RETURNING *"))
 
     def next_id(self, table: str) -> int:
-        row = self.one(f"SELECT nextval('{table}_id_seq') AS id")
+        row = self.one(f"SELECT {self.next_id_expression(table)} AS id")
         assert row is not None
         return int(row["id"])
+
+    def next_id_expression(self, table: str) -> str:
+        """SQL: the id the next insert into ``table`` gets (its sequence's next value)."""
+        return f"nextval('{schema.sequence(table)}')"
 
     # --- resets, meta, the clock offset and leases ---------------------------------------------------
 

@@ -70,14 +70,6 @@ MAX_INSERT_PLANS = 256  # (table, names, value types) seen; the engine uses a ha
 LOOP_PATIENCE = 0.002
 
 
-def next_id_sql(table: str) -> str:
-    """An SQL expression: the id the next insert into ``table`` (an AUTOINCREMENT key) gets."""
-    return (
-        f"(SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name='{table}'), 0), COALESCE(MAX(id), 0)) + 1"
-        f" FROM {table})"
-    )
-
-
 class SqliteStore(SharedState):
     """The store in SQLite (a file, or memory): one connection shared by the app's threads, guarded by a lock."""
 
@@ -421,9 +413,14 @@ class SqliteStore(SharedState):
 
     def next_id(self, table: str) -> int:
         """The id the next insert into ``table`` (an AUTOINCREMENT key) gets; only meaningful inside a transaction."""
-        row = self.one(f"SELECT {next_id_sql(table)} AS id")
+        row = self.one(f"SELECT {self.next_id_expression(table)} AS id")
         assert row is not None
         return int(row["id"])
+
+    def next_id_expression(self, table: str) -> str:
+        """SQL: the id the next insert into ``table`` (an AUTOINCREMENT key) gets (inside a transaction)."""
+        known = f"(SELECT seq FROM sqlite_sequence WHERE name='{table}')"
+        return f"(SELECT MAX(COALESCE({known}, 0), COALESCE(MAX(id), 0)) + 1 FROM {table})"
 
     def update_row(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> Row | None:
         """``update`` of one row by key, returning the row as it now is (None when there is none)."""
