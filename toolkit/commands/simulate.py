@@ -204,8 +204,7 @@ def _reset(db: str) -> int:
     """``--reset``: the store emptied (every table, the ids back to their start, the clock offset)."""
     import sqlite3
 
-    from toolkit.simulator.journal import journal_path
-    from toolkit.simulator.storage import StoreError, journal_rows, open_store
+    from toolkit.simulator.storage import StoreError, journal_path, journal_rows, open_store
     from toolkit.simulator.storage.postgres import without_password
     from toolkit.simulator.storage.sqlite import SqliteStore
 

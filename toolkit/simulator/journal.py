@@ -26,8 +26,7 @@ from typing import Any, Protocol
 
 from toolkit.masking import mask_fields, mask_path, mask_text
 from toolkit.simulator.settings import SimulatorSettings
-from toolkit.simulator.storage import Store, StoreUnavailable, dumps, journal_rows, loads
-from toolkit.simulator.storage.sqlite import SqliteStore
+from toolkit.simulator.storage import Store, StoreUnavailable, dumps, journal_rows, journal_store, loads
 
 log = logging.getLogger("gatekit.simulator")
 
@@ -248,20 +247,10 @@ def _decoded(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, "fields": loads(row["fields"]), "warnings": loads(row["warnings"])}
 
 
-def journal_path(db: str) -> str:
-    """The file beside a SQLite ``--db`` that keeps its journal (``team.db`` -> ``team.db.requests``)."""
-    return f"{db}.requests"
-
-
 def open_journal(store: Store, settings: SimulatorSettings) -> Journal:
-    """In memory for an in-memory store; for a SQLite file, in a file of its own beside it; in PostgreSQL's store.
-
-    (A SQLite journal in the same file would commit every 20 ms into the file the money rules write: each commit
-    takes the processes' write lock and makes every other process read its pages again, 15% of what two
-    workers answer.)"""
-    if store.path == ":memory:":
+    """In memory for an in-memory store; else where storage keeps it (``storage.journal_store``: for a SQLite file,
+    a file of its own beside it; PostgreSQL's own store)."""
+    if store.in_memory:
         return MemoryJournal(settings.journal_size)
-    if isinstance(store, SqliteStore):
-        return StoreJournal(SqliteStore(journal_path(store.path)), settings.journal_size, settings.journal_retention,
-                            owned=True)  # fmt: skip
-    return StoreJournal(store, settings.journal_size, settings.journal_retention)
+    kept, owned = journal_store(store)
+    return StoreJournal(kept, settings.journal_size, settings.journal_retention, owned=owned)

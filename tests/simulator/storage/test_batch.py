@@ -22,7 +22,7 @@ from toolkit.client import GatewayClient
 from toolkit.errors import ApiError
 from toolkit.simulator import SimulatorServer
 from toolkit.simulator.rules.errors import SimError
-from toolkit.simulator.storage import Store, batch
+from toolkit.simulator.storage import Store, batch, serving
 from toolkit.simulator.storage.batch import Batcher
 from toolkit.simulator.storage.sqlite import SqliteStore
 from toolkit.testdata import EXAMPLE_CARDS, sale_fields
@@ -104,7 +104,7 @@ def test_a_batch_asks_again_on_the_loop_while_another_process_writes(store: Stor
             pending = asyncio.ensure_future(_together(batcher, [_insert(store, "soon")]))
             for _ in range(20):  # the loop turns while the batch waits
                 await asyncio.sleep(0)
-            waited, threads = not pending.done(), len(batcher._threads)
+            waited, threads = not pending.done(), batcher.writing_in_threads
         try:
             return await pending, waited, threads
         finally:
@@ -121,10 +121,10 @@ def test_a_batch_that_waits_longer_for_the_lock_waits_in_a_thread(store: Store, 
         with another_process_writing(tmp_path / "batch.db"):
             pending = asyncio.ensure_future(_together(batcher, [_insert(store, "late")]))
             deadline = asyncio.get_running_loop().time() + 10
-            while not batcher._threads:  # past LOOP_RETRIES_FOR, the batch goes to a thread
+            while not batcher.writing_in_threads:  # past LOOP_RETRIES_FOR, the batch goes to a thread
                 assert asyncio.get_running_loop().time() < deadline, "the batch never went to a thread"
                 await asyncio.sleep(0.0005)
-            threads = len(batcher._threads)
+            threads = batcher.writing_in_threads
             assert not pending.done()
         try:
             return await pending, threads
@@ -144,12 +144,12 @@ def test_a_batch_is_written_on_the_loop_the_moment_the_lock_is_let_go(store: Sto
         with another_process_writing(tmp_path / "batch.db"):
             pending = asyncio.ensure_future(_together(batcher, [_insert(store, "freed")]))
             deadline = asyncio.get_running_loop().time() + 10
-            while batcher._watcher is None:  # refused once: the watcher waits for the lock
+            while batcher.watcher is None:  # refused once: the watcher waits for the lock
                 assert asyncio.get_running_loop().time() < deadline, "the batch never found the lock taken"
                 await asyncio.sleep(0)
             assert not pending.done()
         try:  # let go: the watcher tells the loop, which writes the batch itself
-            return await asyncio.wait_for(pending, 10), len(batcher._threads)
+            return await asyncio.wait_for(pending, 10), batcher.writing_in_threads
         finally:
             batcher.close()
 
@@ -163,9 +163,9 @@ def test_close_stops_the_watcher(store: Store, tmp_path: Path):
         batcher = Batcher(store)
         with another_process_writing(tmp_path / "batch.db"):
             pending = asyncio.ensure_future(_together(batcher, [_insert(store, "x")]))
-            while batcher._watcher is None:
+            while batcher.watcher is None:
                 await asyncio.sleep(0)
-            watcher = batcher._watcher
+            watcher = batcher.watcher
         await pending
         batcher.close()
         return watcher
@@ -187,6 +187,8 @@ def test_sales_sent_together_over_http_each_make_one_order(file_server: Simulato
     assert len(set(orderids)) == 48
     rows = file_server.store.all("SELECT COUNT(*) AS n FROM transactions WHERE kind='sale'")
     assert rows[0]["n"] == 48
+    batcher = serving.batcher_of(file_server.store)  # the sales answered on the loop went through its batch
+    assert batcher is not None and 1 <= batcher.writes <= 48 and batcher.batches <= batcher.writes
 
 
 def test_repeats_of_one_client_orderid_sent_together_make_one_order(file_server: SimulatorServer):

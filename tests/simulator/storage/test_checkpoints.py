@@ -36,22 +36,22 @@ def test_a_file_store_never_checkpoints_inside_a_commit(tmp_path: Path):
     store = SqliteStore(tmp_path / "sim.db")
     try:
         assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone()["wal_autocheckpoint"] == 0
-        assert store._checkpointer is not None and store._checkpointer.limit_bytes == 4000 * 4096
+        assert store.checkpointer is not None and store.checkpointer.limit_bytes == 4000 * 4096
     finally:
         store.close()
-    assert SqliteStore()._checkpointer is None  # (memory: no log, no thread)
+    assert SqliteStore().checkpointer is None  # (memory: no log, no thread)
 
 
 def test_the_thread_copies_a_long_log_back_and_the_next_writer_starts_it_again(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(checkpoints, "CHECK_EVERY", 4)
     monkeypatch.setattr(store_module, "KEEP_BYTES", 16 * 4096)  # (a log started again: truncated to 16 pages)
     store = SqliteStore(tmp_path / "sim.db")
-    store._checkpointer.close()  # (the store's own, with the default limit: replaced by a small one)
+    store.checkpointer.close()  # (the store's own, with the default limit: replaced by a small one)
     wal = Path(f"{store.path}-wal")
     try:
         _write(store, 100)  # 400 pages and more, with no checkpointer running
         assert wal.stat().st_size > 300 * 4096
-        checkpointer = store._checkpointer = Checkpointer(store, 4096, limit_pages=16)
+        checkpointer = store.checkpointer = Checkpointer(store, 4096, limit_pages=16)
         for _ in range(checkpoints.CHECK_EVERY):
             checkpointer.committed()
         _wait_for(lambda: checkpointer.checkpoints >= 1, "no checkpoint was run")
@@ -123,7 +123,7 @@ def test_the_log_starts_again_after_a_writer_that_began_before_the_checkpoint(tm
     without the lock, however complete, let the log grow without end (700 MB in 30 s of two workers' sales)."""
     monkeypatch.setattr(store_module, "KEEP_BYTES", 16 * 4096)
     store = SqliteStore(tmp_path / "sim.db")
-    store._checkpointer.close()
+    store.checkpointer.close()
     wal = Path(f"{store.path}-wal")
     _write(store, 100)  # 400 pages and more
     other = sqlite3.connect(tmp_path / "sim.db", isolation_level=None)  # another worker, writing
@@ -132,7 +132,7 @@ def test_the_log_starts_again_after_a_writer_that_began_before_the_checkpoint(tm
         fcntl.flock(lock, fcntl.LOCK_EX)
         other.execute("BEGIN IMMEDIATE")
         other.execute("INSERT INTO meta (name, value) VALUES ('other', 'began before the checkpoint')")
-        checkpointer = store._checkpointer = Checkpointer(store, 4096, limit_pages=16)
+        checkpointer = store.checkpointer = Checkpointer(store, 4096, limit_pages=16)
         for _ in range(checkpoints.CHECK_EVERY):
             checkpointer.committed()
         _wait_for(lambda: checkpointer.checkpoints == 1, "no checkpoint was run")  # everything committed: copied
@@ -149,7 +149,7 @@ def test_the_log_starts_again_after_a_writer_that_began_before_the_checkpoint(tm
 
 def test_close_stops_the_thread(tmp_path: Path):
     store = SqliteStore(tmp_path / "sim.db")
-    checkpointer = store._checkpointer
+    checkpointer = store.checkpointer
     assert checkpointer is not None and checkpointer.running
     store.close()
     assert not checkpointer.running

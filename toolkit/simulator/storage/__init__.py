@@ -29,11 +29,29 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "dumps",
+    "journal_path",
+    "journal_store",
     "loads",
     "open_store",
     "row_id",
     "stored_text",
 ]
+
+
+def journal_path(db: str) -> str:
+    """The file beside a SQLite ``--db`` that keeps its journal (``team.db`` -> ``team.db.requests``)."""
+    return f"{db}.requests"
+
+
+def journal_store(store: Store) -> tuple[Store, bool]:
+    """Where the request journal of ``store`` is kept, and whether it is a store of its own (closed with the journal).
+
+    A SQLite file's journal is a file beside it: in the same file it would commit every 20 ms into the file the
+    money rules write, each commit taking the processes' write lock and making every other process read its pages
+    again (15% of what two workers answer).  PostgreSQL keeps it in its own tables."""
+    if isinstance(store, SqliteStore):
+        return SqliteStore(journal_path(store.path)), True
+    return store, False
 
 
 def open_store(db: str | Path = ":memory:") -> Store:

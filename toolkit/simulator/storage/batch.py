@@ -73,6 +73,18 @@ class Batcher:
     _threads: set[asyncio.Future[None]] = field(default_factory=set)
     _busy_since: float | None = None  # (loop time of the first refusal of the lock, while it lasts)
     _watcher: _LockWatcher | None = None
+    batches: int = 0  # transactions written so far
+    writes: int = 0  # writes they held
+
+    @property
+    def writing_in_threads(self) -> int:
+        """Batches that wait for another process's long write in a gateway thread."""
+        return len(self._threads)
+
+    @property
+    def watcher(self) -> Signalled[int] | None:
+        """The thread that waits for the processes' write lock to be free, once a batch was refused it."""
+        return self._watcher
 
     @contextmanager
     def collect(self) -> Iterator[None]:
@@ -162,6 +174,7 @@ class Batcher:
                         outcomes.append(item.write())
                 except Exception as exc:  # (a refusal, or a bug: this write undone, the others kept)
                     outcomes.append(exc)
+        self.batches, self.writes = self.batches + 1, self.writes + len(items)
         return outcomes
 
 

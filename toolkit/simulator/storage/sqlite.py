@@ -92,7 +92,8 @@ class SqliteStore(SharedState):
         self._writer: int | None = None
         self._hurried: int | None = None  # the thread (the event loop's) whose first write may not wait
         self._patience = LOOP_PATIENCE  # how long that thread waits for a lock before StoreBusy
-        self._checkpointer: Checkpointer | None = None  # (a file's: started once the file is ready)
+        # a file's checkpoints, in a thread of their own (started once the file is ready; None in memory)
+        self.checkpointer: Checkpointer | None = None
         self.batcher: Batcher | None = None  # the loop's batch of writes (a file's: ``serving.batcher_of``)
         if self.path != ":memory:":
             self._writers = self.open_writers_lock()
@@ -113,7 +114,7 @@ class SqliteStore(SharedState):
         self._seed_sequences()
         if self.path != ":memory:":
             page_size = self._db.execute("PRAGMA page_size").fetchone()["page_size"]
-            self._checkpointer = Checkpointer(self, page_size)
+            self.checkpointer = Checkpointer(self, page_size)
             self._reader = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._reader.row_factory = _dict_row
             self._reader.execute("PRAGMA mmap_size=268435456")
@@ -213,8 +214,8 @@ class SqliteStore(SharedState):
                     self._after_commit = []
                     raise
                 self._db.execute("COMMIT")
-                if self._checkpointer is not None:
-                    self._checkpointer.committed()
+                if self.checkpointer is not None:
+                    self.checkpointer.committed()
             finally:
                 self._writer = None
                 if self._writers is not None:
@@ -439,8 +440,8 @@ class SqliteStore(SharedState):
     def close(self) -> None:
         if self.batcher is not None:
             self.batcher.close()
-        if self._checkpointer is not None:
-            self._checkpointer.close()
+        if self.checkpointer is not None:
+            self.checkpointer.close()
         with self._lock:
             if self._reader is not None:
                 with self._read_lock:
