@@ -33,6 +33,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from toolkit.callbacks import Received
+from toolkit.exchange import Exchange
+from toolkit.payer.visits import Visit
 from toolkit.recording import har
 
 BIN = Path(sys.executable).parent
@@ -57,12 +60,11 @@ class Clock:
 
 
 def _exchange(clock: Clock, operation: str, fields: dict[str, str], answer: dict[str, str]) -> dict[str, Any]:
-    return har.entry(
-        started=clock.next(), method="POST", url=f"{BASE}/api/v2/{operation.replace('_', '-')}/1001",
-        request_headers=[("Accept", JSON), ("Content-Type", har.FORM_TYPE)], form=list(fields.items()),
-        status=200, response_headers=[("Content-Type", JSON)], body=json.dumps(answer), mime_type=JSON,
-        elapsed=0.05, extra={"party": "merchant", "kind": "exchange", "operation": operation},
-    )  # fmt: skip
+    return har.entry(Exchange(
+        operation, "POST", f"{BASE}/api/v2/{operation.replace('_', '-')}/1001",
+        {"Accept": JSON, "Content-Type": har.FORM_TYPE}, tuple(fields.items()), 200, {"Content-Type": JSON},
+        json.dumps(answer), 0.05, at=clock.next(),
+    ))  # fmt: skip
 
 
 def _sale_fields(number: int) -> dict[str, str]:
@@ -88,16 +90,11 @@ def _status(clock: Clock, number: int, status: str, **extra: str) -> dict[str, A
 def _callback(clock: Clock, number: int) -> dict[str, Any]:
     params = {"type": "sale", "status": "approved", "orderid": str(8_000_000 + number),
               "client_orderid": f"bench-{number}", "amount": "10.42", "control": "2" * 40}  # fmt: skip
-    entry = har.entry(started=clock.next(), method="GET", url=f"{HOME}/callback", status=200, body="",
-                      extra={"party": "gateway", "kind": "callback", "control_ok": True})  # fmt: skip
-    entry["request"]["queryString"] = [{"name": k, "value": v} for k, v in params.items()]
-    return entry
+    return har.entry(Received("callback", "GET", "/callback", params, True, 0.0, clock.next(), url=f"{HOME}/callback"))
 
 
 def _visit(clock: Clock, url: str, action: dict[str, Any], step: str, body: str) -> dict[str, Any]:
-    extra = {"party": "payer", "kind": "visit", "step": step, "action": action}
-    return har.entry(started=clock.next(), method="GET", url=url, status=200, body=body, mime_type="text/html",
-                     elapsed=0.02, extra=extra)  # fmt: skip
+    return har.entry(Visit(clock.next(), "GET", url, 200, 0.02, step, "gateway", body=body, action=action))
 
 
 def orders(size: int) -> Iterator[dict[str, Any]]:

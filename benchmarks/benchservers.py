@@ -31,7 +31,7 @@ from counters import ThreadCounters
 
 from toolkit import demo, signing
 from toolkit.operations import get_operation
-from toolkit.simulator.rules.engine import LATEST_BY_CLIENT_ORDERID, LATEST_BY_ORDERID
+from toolkit.simulator.storage.order_rows import LATEST_BY_CLIENT_ORDERID, LATEST_BY_ORDERID
 from toolkit.testdata.outcomes import EXAMPLE_CARDS
 from toolkit.wire import FORM_TYPE, MEDIA_TYPE, encode_form
 

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
 from tests.test_notebooks import leaks
 from toolkit.callbacks import Received
-from toolkit.diagram import Diagram, sequence_diagram, simulator_diagram
+from toolkit.diagram import Diagram, recording_diagram, sequence_diagram, simulator_diagram
 from toolkit.exchange import Exchange
 from toolkit.explorer import GatewaySession
 from toolkit.flows import Order
@@ -181,3 +183,21 @@ def test_arrivals_and_exchanges_interleave_by_time():
 def test_an_empty_diagram_says_so():
     svg = simulator_diagram([], [], orderid="42").svg
     assert "nothing yet" in svg and drawn(svg) == (["merchant", "gateway"], [])
+
+
+def test_a_recording_read_back_draws_the_picture_its_live_records_draw(sim: GatewaySession, tmp_path: Path):
+    """One adapter: the records a recorder observed, and the same records read back from its HAR, draw the same."""
+    run = sim.record_into(tmp_path / "run")
+    with sim.recording(run, "a 3-D Secure sale") as recorder:
+        order = three_ds_sale(sim)
+    archive = json.loads((run.folder / run.index["scenarios"][0]["file"]).read_text())
+    live, read_back = Diagram.of(recorder.records, title="t"), recording_diagram(archive, title="t")
+    assert drawn(read_back.svg) == drawn(live.svg)
+    assert [(a.source, a.target, a.label, a.outcome, a.tone, a.orderid) for a in read_back.arrows] == [
+        (a.source, a.target, a.label, a.outcome, a.tone, a.orderid) for a in live.arrows
+    ]
+    lanes, arrows = drawn(live.svg)
+    assert lanes == ["merchant", "gateway", "acs", "payer", "endpoint"]
+    assert arrows == drawn(sim.diagram_of(order).svg)[1]
+    challenge = next(a for a in arrows if a[2] == "answer the 3-D Secure challenge")
+    assert challenge[3].endswith(" · the right password")  # (what the payer did, kept on its visit)

@@ -20,6 +20,7 @@ import pytest
 from tests.test_drift_recordings import files_opened, run_drift, sale_archive, write_recording
 from toolkit.drift import traces
 from toolkit.drift.replay import card_number
+from toolkit.payer.visits import Visit
 from toolkit.recording import har
 from toolkit.recording.reading import MAX_ARCHIVE_BYTES
 
@@ -54,8 +55,8 @@ def test_an_archive_over_the_limit_is_refused_unread(
 def test_an_archive_just_under_the_limit_is_read(tmp_path: Path) -> None:
     page = "<p>" + "x" * (MAX_ARCHIVE_BYTES - 20_000) + "</p>"
     archive = sale_archive()
-    visit = har.entry(started=_at(archive, 0), method="GET", url="https://sandbox.gateway.example/form/1",
-                      status=200, body=page, extra={"kind": "visit", "action": {"action": "open"}})  # fmt: skip
+    visit = har.entry(Visit(_at(archive, 0), "GET", "https://sandbox.gateway.example/form/1", 200, 0.0, "", "gateway",
+                            body=page, action={"action": "open"}))  # fmt: skip
     archive["log"]["entries"].insert(1, visit)
     folder = write_recording(tmp_path / "a", {"a sale": archive})
     assert MAX_ARCHIVE_BYTES - 20_000 < (folder / "scenario-0.har").stat().st_size <= MAX_ARCHIVE_BYTES
@@ -70,9 +71,9 @@ def test_what_drift_keeps_of_an_archive_holds_no_page_body(tmp_path: Path) -> No
     """A scenario whose payer saw 16 MB of pages: drift compares none of them, and keeps none (it kept them all,
     as read, for as long as the comparison lasted)."""
     archive = sale_archive()
-    pages = [har.entry(started=_at(archive, 0), method="GET", url=f"https://sandbox.gateway.example/form/{number}",
-                       status=200, body="<p>" + "x" * 4_000_000 + "</p>", mime_type="text/html",
-                       extra={"kind": "visit", "action": {"action": "open"}}) for number in range(4)]  # fmt: skip
+    pages = [har.entry(Visit(_at(archive, 0), "GET", f"https://sandbox.gateway.example/form/{number}", 200, 0.0, "",
+                             "gateway", body="<p>" + "x" * 4_000_000 + "</p>", action={"action": "open"}))
+             for number in range(4)]  # fmt: skip
     archive["log"]["entries"][1:1] = pages
     folder = write_recording(tmp_path / "a", {"a sale": archive})
     tracemalloc.start()

@@ -21,7 +21,9 @@ from typing import Any
 import pytest
 
 from toolkit import cli
+from toolkit.callbacks import Received
 from toolkit.drift import read_recording, traces
+from toolkit.exchange import Exchange
 from toolkit.recording import har
 
 JSON = "application/vnd.pay+json"
@@ -44,21 +46,20 @@ def sale_archive(title: str = "a sale", *, status: str = "approved", message: st
              "merchant-order-id": "inv-1", "transaction-type": "sale", **(answer_extra or {})}  # fmt: skip
     if message:
         final["error-message"] = message
-    entries = [
+    callback = {"type": "sale", "status": status, "orderid": "8056020", "client_orderid": "inv-1"}
+    records = [
         _exchange(at, operation, SALE, ack),
         _exchange(at + timedelta(seconds=1), "status", {"client_orderid": "inv-1", "orderid": "8056020"}, final),
-        har.entry(started=at + timedelta(seconds=2), method="POST", url="http://127.0.0.1:9000/callback",
-                  form=[("type", "sale"), ("status", status), ("orderid", "8056020"), ("client_orderid", "inv-1")],
-                  status=200, extra={"party": "gateway", "kind": "callback", "control_ok": True}),
+        Received("callback", "POST", "/callback", callback, True, 0.0, at + timedelta(seconds=2),
+                 url="http://127.0.0.1:9000/callback"),
     ]  # fmt: skip
-    return har.archive(entries, title=title)
+    return har.archive(records, title=title)
 
 
-def _exchange(at: datetime, operation: str, fields: dict[str, str], answer: dict[str, str]) -> dict[str, Any]:
-    return har.entry(started=at, method="POST", url=f"{BASE}/api/v2/{operation}/1001",
-                     request_headers=[("Accept", JSON)], form=list(fields.items()), status=200, body=json.dumps(answer),
-                     mime_type=JSON, elapsed=0.05, extra={"party": "merchant", "kind": "exchange",
-                     "operation": operation})  # fmt: skip
+def _exchange(at: datetime, operation: str, fields: dict[str, str], answer: dict[str, str]) -> Exchange:
+    """A record as the client makes it (by hand: the fields as a recording keeps them, a test CVV2 as sent)."""
+    return Exchange(operation, "POST", f"{BASE}/api/v2/{operation}/1001", {"Accept": JSON}, tuple(fields.items()),
+                    200, {"Content-Type": JSON}, json.dumps(answer), 0.05, at=at)  # fmt: skip
 
 
 def write_recording(folder: Path, archives: dict[str, Any], *, files: dict[str, str] | None = None) -> Path:

@@ -13,6 +13,7 @@ import pytest
 from tests.recording_server import RecordingServer
 from tests.test_drift_recordings import run_drift, sale_archive, write_recording
 from toolkit.drift import against_simulator
+from toolkit.payer.visits import Visit
 from toolkit.recording import har
 
 
@@ -20,10 +21,9 @@ def test_a_page_the_replays_gateway_did_not_give_is_not_opened(tmp_path: Path, s
     archive = sale_archive()
     elsewhere = f"{server.base_url}/form/somewhere-a-recording-names"
     first = datetime.fromisoformat(archive["log"]["entries"][0]["startedDateTime"])
-    archive["log"]["entries"].insert(1, har.entry(
-        started=first, method="GET", url=elsewhere, status=200,
-        body="<html></html>", extra={"party": "payer", "kind": "visit", "step": "open the hosted payment page",
-                                     "action": {"action": "open"}}))  # fmt: skip
+    archive["log"]["entries"].insert(1, har.entry(Visit(
+        first, "GET", elsewhere, 200, 0.0, "open the hosted payment page", "gateway", body="<html></html>",
+        action={"action": "open"})))  # fmt: skip
     folder = write_recording(tmp_path / "recording", {"a sale": archive})
     report = against_simulator(folder, tmp_path / "replay")
     assert server.requests == []

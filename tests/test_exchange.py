@@ -10,6 +10,7 @@ from toolkit import demo
 from toolkit.client import GatewayClient
 from toolkit.errors import TransportError, ValidationError
 from toolkit.exchange import Exchange
+from toolkit.recording import Recorder
 
 DESTINATION = "4444000011118888"
 PAYOUT = {
@@ -95,3 +96,44 @@ def test_a_transport_failure_is_recorded_too(config):
         gateway.status(client_orderid="inv-1")
     [exchange] = exchanges
     assert exchange.status_code is None and exchange.error
+
+
+def test_the_record_is_built_once_and_every_observer_gets_it(config, server):
+    """One hook list: a recorder is an observer like any other, and gets the very record the others get."""
+    seen: list[Exchange] = []
+    recorder = Recorder()
+    server.reply({"type": "async-response", "paynet-order-id": "1"})
+    with GatewayClient(config, observers=[seen.append, recorder]) as gateway:
+        gateway.sale(SALE)
+    [exchange] = seen
+    assert recorder.records == [exchange] and recorder.records[0] is exchange
+    assert dict(exchange.request_fields)["cvv2"] == "***" and exchange.outcome_values == {"cvv2": CVV}
+    assert "outcome_values" not in repr(exchange) and f"'{CVV}'" not in repr(exchange)  # (kept apart, not shown)
+
+
+def test_a_custom_observer_sees_each_exchange_and_a_recorder_given_as_record_joins_the_observers(config, server):
+    class Counter:
+        def __init__(self) -> None:
+            self.operations: list[str] = []
+
+        def __call__(self, exchange: Exchange) -> None:
+            self.operations.append(exchange.operation)
+
+    counter, recorder = Counter(), Recorder()
+    server.reply({"type": "status-response", "status": "approved"})
+    with GatewayClient(config, observers=[counter], record=recorder) as gateway:
+        assert gateway.observers == [counter, recorder]
+        gateway.status(client_orderid="inv-1")
+        gateway.observers.remove(recorder)
+        gateway.status(client_orderid="inv-1")
+    assert counter.operations == ["status", "status"] and len(recorder) == 1
+
+
+def test_the_client_s_recorder_attribute_is_deprecated_for_the_observers(config):
+    first, second = Recorder(), Recorder()
+    with GatewayClient(config, record=first) as gateway:
+        with pytest.deprecated_call(match="a recorder is an observer of exchanges like any other"):
+            gateway.recorder = second
+        assert gateway.observers == [second]
+        with pytest.deprecated_call():
+            assert gateway.recorder is second

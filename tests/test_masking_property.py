@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from toolkit import cli
 from toolkit.errors import GatewayError
-from toolkit.exchange import Exchange
+from toolkit.exchange import Answered, Exchange, Sent
 from toolkit.masking import _may_need_masking, mask_base_string, mask_fields, mask_text, mask_value
 from toolkit.signing import OAuthParams, signature_base_string
 from toolkit.simulator.delivery import Delivery
@@ -109,17 +109,15 @@ def test_fields_records_and_curl_never_carry_card_data(typed, name, cvv_name, cv
     masked = mask_fields(fields)
     assert masked[cvv_name] == "***" and not carries_pan(str(masked), pan)
     exchange = Exchange.capture(
-        operation="sale",
-        method="POST",
-        url=f"https://gw.example/paynet/api/v2/sale/1?{name}={pan}&{cvv_name}={cvv}",
-        headers={"X-Trace": text},
-        fields=fields,
-        status_code=400,
-        response_headers={"Location": f"https://m.example/?pan={pan}"},
-        response_body=f'{{"error-message": "{text}", "{cvv_name}": "{cvv}"}}',
+        "sale",
+        Sent("POST", f"https://gw.example/api/v2/sale/1?{name}={pan}&{cvv_name}={cvv}", {"X-Trace": text}, fields),
+        Answered(
+            400,
+            {"Location": f"https://m.example/?pan={pan}"},
+            f'{{"error-message": "{text}", "{cvv_name}": "{cvv}"}}',
+            error=text,
+        ),
         elapsed=0.1,
-        signature=None,
-        error=text,
     )
     out = repr(exchange) + exchange.as_curl()
     assert not carries_pan(out, pan) and not carries_cvv(out, cvv_name, cvv)

@@ -19,6 +19,7 @@ from toolkit.models import AsyncResponse, FormResponse, Status, StatusResponse
 from toolkit.payer import PASSWORDS, Delivered, Payer, PayerError
 from toolkit.payer.forms import Form, Page
 from toolkit.payer.visits import Visit as PageVisit
+from toolkit.recording import Recorder
 from toolkit.signing import verify_callback_control
 from toolkit.simulator import SimulatorServer
 from toolkit.testdata import CHALLENGE_PASSWORD, Card, card_for, form_fields, sale_fields, three_ds_v1_card
@@ -275,3 +276,21 @@ def test_observers_see_every_request_of_the_payer_masked(client: GatewayClient, 
     everything = repr(visits)
     assert card.number not in everything and mistyped not in everything and f"cvv2={card.cvv2}" not in everything
     assert f'value="{card.cvv2}"' not in everything
+
+
+def test_each_visit_says_what_the_payer_did_and_a_recorder_is_one_of_the_observers(
+    client: GatewayClient, receiver: CallbackReceiver
+) -> None:
+    recorder = Recorder()
+    as_payer = Payer(recorder=recorder, merchant_urls=[receiver.redirect_url])
+    assert as_payer.observers == [recorder]
+    with as_payer.session:
+        as_payer.pay_on_hosted_page(hosted_page(client, receiver).redirect_url, card_for("3ds-challenge"))
+    assert recorder.records == as_payer.visits
+    actions = [(visit.action or {}).get("action") for visit in as_payer.visits]
+    assert actions[:2] == ["open", "pay"] and "challenge" in actions and actions[-1] == "return"
+    paid = as_payer.visits[actions.index("pay")]
+    assert dict(paid.fields)["cvv2"] == "***" and paid.outcome_values == {"cvv2": card_for("3ds-challenge").cvv2}
+    with pytest.deprecated_call(match="a recorder is an observer of the payer's visits like any other"):
+        as_payer.recorder = None
+    assert as_payer.observers == []

@@ -27,7 +27,10 @@ from tests.proxy_wire import DEADLINE, Output, Raw, request
 from tests.test_proxy import ProxyProcess
 from toolkit.proxy import ProxyServer, bodies
 from toolkit.proxy.bodies import Body
+from toolkit.proxy.exchange import Exchange as Proxied
 from toolkit.proxy.limits import MIB, Limits
+from toolkit.proxy.recording import OrderRecording
+from toolkit.recording import har
 from toolkit.wire import MEDIA_TYPE
 
 TIMEOUT = 1.0  # --timeout of these proxies; the hostile gateways take 20 s or more
@@ -292,13 +295,12 @@ def test_a_megabyte_of_digits_cut_is_trimmed_at_once() -> None:
 
 def test_an_order_s_recording_keeps_bodies_up_to_its_budget_then_sizes_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bodies, "ARCHIVE_BODIES", 2500)
-    recorder = bodies.ProxyRecorder()
+    order = OrderRecording()
     for _ in range(4):
         body = Body(limit=1000)
         body.add(b"x" * 2000)
-        recorder.exchange_with(body, "text/plain", operation="", method="GET", url="http://gw/x", headers={},
-                               fields=[], status=200, response_headers={}, elapsed=0.0)  # fmt: skip
-    contents = [entry["response"]["content"] for entry in recorder.entries]
+        order.add(Proxied("GET", "/x", None, [], status=200, body=body), "http://gw/x", {"Content-Type": "text/plain"})
+    contents = [har.entry(record)["response"]["content"] for record in order.recorder.records]
     assert [len(content["text"]) for content in contents] == [1000, 1000, 500, 0]
     assert [content["size"] for content in contents] == [2000] * 4
     assert [content["_truncated"] for content in contents] == [1000, 1000, 1500, 2000]

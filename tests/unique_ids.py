@@ -13,14 +13,15 @@ from collections import Counter
 
 import pytest
 
+from toolkit.certify.pytest_compat import give_params
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         label = getattr(item, "operation_label", None)  # (a schemathesis test: one API operation)
-        node_id = item._id  # type: ignore[attr-defined]  (pytest 9's structured node id)
-        if label and node_id.params is None:
-            item._id = node_id.with_params(label)  # type: ignore[attr-defined]
+        if label:
+            give_params(item, label)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

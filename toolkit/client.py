@@ -11,6 +11,7 @@ timeout.  Bad input is refused before sending (``InvalidRequestError`` names the
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -24,7 +25,7 @@ from toolkit._version import __version__
 from toolkit.auth import ControlAuth, OAuthAuth, SignatureTrace
 from toolkit.config import GatewayConfig, PollSchedule
 from toolkit.errors import InvalidRequestError, ProtocolError, TransportError, error_from_response
-from toolkit.exchange import Exchange
+from toolkit.exchange import Answered, Exchange, Sent
 from toolkit.fields import wire_name
 from toolkit.masking import mask_text
 from toolkit.models import (
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from toolkit.recording import Recorder
 
 Fields = Mapping[str, object]
+Observer = Callable[[Exchange], None]
 # Operations that add a transaction to an existing order (same orderid, their own serial-number).
 LATER_TRANSACTIONS = frozenset({"capture", "void", "return", "payout_pay"})
 R = TypeVar("R", bound=Response)
@@ -122,17 +124,18 @@ class GatewayClient:
         config: GatewayConfig,
         *,
         session: requests.Session | None = None,
-        observers: Iterable[Callable[[Exchange], None]] = (),
+        observers: Iterable[Observer] = (),
         clock: Callable[[], float] = time.time,
         nonce: Callable[[], str] = new_nonce,
         validate: bool = True,
         record: Recorder | str | Path | None = None,
     ) -> None:
-        """``record``: a ``toolkit.recording.Recorder`` that keeps every exchange (masked, as HAR 1.2), or a
-        path: the client's own recorder, written there on ``close()``."""
+        """``observers`` get the ``Exchange`` record of every exchange (built once, masked): the one hook list.
+        A ``toolkit.recording.Recorder`` is an observer like any other.  ``record``: a recorder to add to them,
+        or a path: the client's own recorder, written there (HAR 1.2) on ``close()``."""
         self.config = config
         self.session = session or requests.Session()
-        self.observers = list(observers)
+        self.observers: list[Observer] = list(observers)
         self.clock = clock
         self.nonce = nonce
         self.validate = validate
@@ -143,17 +146,34 @@ class GatewayClient:
             from toolkit.recording import Recorder
 
             self._record_to, record = Path(record), Recorder()
-        self.recorder: Recorder | None = record
+        self._recorder: Recorder | None = record  # (the one the deprecated ``recorder`` attribute replaces)
+        if record is not None:
+            self.observers.append(record)
         # How this client signs, for a recording, when not as its profile says ("another key"): a replay too.
         self.recording_note = ""
+
+    @property
+    def recorder(self) -> Recorder | None:
+        """Deprecated: a recorder is one of ``observers``."""
+        _deprecated_recorder()
+        return self._recorder
+
+    @recorder.setter
+    def recorder(self, recorder: Recorder | None) -> None:
+        _deprecated_recorder()
+        if self._recorder is not None and self._recorder in self.observers:
+            self.observers.remove(self._recorder)
+        self._recorder = recorder
+        if recorder is not None:
+            self.observers.append(recorder)
 
     def __repr__(self) -> str:
         return f"GatewayClient(profile={self.config.profile!r}, base_url={self.config.base_url!r})"
 
     def close(self) -> None:
         self.session.close()
-        if self.recorder is not None and self._record_to is not None:
-            self.recorder.write(self._record_to, title=f"gatekit client, profile {self.config.profile}")
+        if self._recorder is not None and self._record_to is not None:
+            self._recorder.write(self._record_to, title=f"gatekit client, profile {self.config.profile}")
 
     def __enter__(self) -> GatewayClient:
         return self
@@ -319,35 +339,16 @@ class GatewayClient:
         trace: SignatureTrace | None,
         error: str | None = None,
     ) -> None:
-        if self.recorder is not None:
-            self.recorder.exchange(
-                operation=op.name,
-                method=request.method or "POST",
-                url=request.url or "",
-                headers=dict(request.headers),
-                fields=decode_request_body(request.body),
-                status=answer.status_code if answer is not None else None,
-                response_headers=dict(answer.headers) if answer is not None else {},
-                body=answer.text if answer is not None else "",
-                elapsed=time.monotonic() - started,
-                error=error,
-                signed_with=self.recording_note,
-            )
+        """The exchange's record, built once and handed to every observer."""
         if not self.observers:  # nobody looks: no record is built, nothing is decoded or masked
             return
-        exchange = Exchange.capture(
-            operation=op.name,
-            method=request.method or "POST",
-            url=request.url or "",
-            headers=dict(request.headers),
-            fields=decode_request_body(request.body),  # as sent, control included
-            status_code=answer.status_code if answer is not None else None,
-            response_headers=dict(answer.headers) if answer is not None else {},
-            response_body=answer.text if answer is not None else "",
-            elapsed=time.monotonic() - started,
-            signature=trace,
-            error=error,
-        )
+        headers, fields = dict(request.headers), decode_request_body(request.body)  # as sent, control included
+        sent = Sent(request.method or "POST", request.url or "", headers, fields, signed_with=self.recording_note)
+        if answer is None:
+            answered = Answered(None, error=error)
+        else:
+            answered = Answered(answer.status_code, dict(answer.headers), answer.text, error=error)
+        exchange = Exchange.capture(op.name, sent, answered, elapsed=time.monotonic() - started, signature=trace)
         for observer in self.observers:
             observer(exchange)
 
@@ -507,3 +508,12 @@ class GatewayClient:
 
     def payout_v4(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
         return self._typed("payout_v4", AsyncResponse, fields, kw)
+
+
+def _deprecated_recorder() -> None:
+    warnings.warn(
+        "GatewayClient.recorder is deprecated: a recorder is an observer of exchanges like any other "
+        "(GatewayClient(config, observers=[recorder]) or client.observers.append(recorder))",
+        DeprecationWarning,
+        stacklevel=3,
+    )

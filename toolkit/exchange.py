@@ -1,16 +1,23 @@
-"""A record of one HTTP exchange with the gateway, masked at birth, for logs, reports and notebooks."""
+"""A record of one HTTP exchange with the gateway, masked at birth, for logs, reports, notebooks and recordings.
+
+It is built once, by ``Exchange.capture`` from what was sent (``Sent``) and what came back (``Answered``), and
+passed along as it is: to the client's observers (``GatewayClient(observers=[...])``), the Allure report, the
+explorer's timeline, a recording (``toolkit.recording.Recorder``: an observer like any other, whose HAR
+serializer writes it) and the sequence diagrams (``toolkit.diagram``).
+"""
 
 from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from toolkit.auth import SignatureTrace
 from toolkit.fields import FIELDS
 from toolkit.masking import is_cvv_name, is_pan_name, mask_fields, mask_text
+from toolkit.outcome_values import outcome_values
 from toolkit.wire import encode_form
 
 _PLACEHOLDER = {
@@ -21,8 +28,44 @@ _PLACEHOLDER = {
 
 
 @dataclass(frozen=True)
+class Sent:
+    """A request as it went out (unmasked: it lives until ``Exchange.capture`` masks it).
+
+    ``signed_with``: a word on how it was signed when not with the profile's key (``another key``, or ``a wrong
+    signature`` the proxy found): a replay signs the same way."""
+
+    method: str
+    url: str
+    headers: Mapping[str, str]
+    fields: Sequence[tuple[str, str]]
+    signed_with: str = ""
+
+
+@dataclass(frozen=True)
+class Answered:
+    """What came back (unmasked, until ``Exchange.capture``): ``status_code`` None is no answer, ``error`` why;
+    a status with an ``error``: an answer cut short, or refused by a proxy itself.
+
+    ``size`` is the body's true size in bytes when ``body`` is not all of it (the proxy keeps a body's first
+    part), ``left_out`` the bytes of it ``body`` lacks and ``why`` they were left out."""
+
+    status_code: int | None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: str = ""
+    error: str | None = None
+    size: int | None = None
+    left_out: int = 0
+    why: str = ""
+
+
+@dataclass(frozen=True)
 class Exchange:
-    """One request and its answer.  Card fields are masked; secrets were never here."""
+    """One request and its answer.  Card fields are masked; secrets were never here.
+
+    ``signed_with`` and ``findings`` (what a proxy found wrong with it) are kept for a recording;
+    ``body_size`` is the answer body's true size when ``response_body`` is not all of it, ``left_out`` the bytes
+    it lacks and ``left_out_why`` why; ``outcome_values`` the public test values sent in masked fields (a test
+    CVV2: ``toolkit.outcome_values``), which only a recording shows."""
 
     operation: str
     method: str
@@ -36,37 +79,45 @@ class Exchange:
     signature: SignatureTrace | None = None
     error: str | None = None
     at: datetime | None = None  # when the request left (UTC); None in records made by hand
+    signed_with: str = ""
+    findings: tuple[str, ...] = ()
+    body_size: int | None = None
+    left_out: int = 0
+    left_out_why: str = ""
+    outcome_values: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def capture(
         cls,
-        *,
         operation: str,
-        method: str,
-        url: str,
-        headers: Mapping[str, str],
-        fields: list[tuple[str, str]],
-        status_code: int | None,
-        response_headers: Mapping[str, str],
-        response_body: str,
+        sent: Sent,
+        answered: Answered,
+        *,
         elapsed: float,
-        signature: SignatureTrace | None,
-        error: str | None = None,
+        signature: SignatureTrace | None = None,
+        findings: Iterable[str] = (),
     ) -> Exchange:
-        """Build a record from what was sent and received, masking card data on the way in."""
+        """The record of what was ``sent`` and ``answered`` in ``elapsed`` seconds, card data masked on the way in."""
+        error = answered.error
         return cls(
             operation=operation,
-            method=method,
-            url=mask_text(url),
-            request_headers=_masked_headers(headers),
-            request_fields=tuple(mask_fields(fields).items()),
-            status_code=status_code,
-            response_headers=_masked_headers(response_headers),
-            response_body=mask_text(response_body),
+            method=sent.method,
+            url=mask_text(sent.url),
+            request_headers=_masked_headers(sent.headers),
+            request_fields=masked_pairs(sent.fields),
+            status_code=answered.status_code,
+            response_headers=_masked_headers(answered.headers),
+            response_body=mask_text(answered.body),
             elapsed=elapsed,
             signature=signature.masked() if signature is not None else None,
             error=mask_text(error) if error is not None else None,
             at=datetime.now(UTC) - timedelta(seconds=elapsed),
+            signed_with=sent.signed_with,
+            findings=tuple(mask_text(text) for text in findings),
+            body_size=answered.size,
+            left_out=answered.left_out,
+            left_out_why=answered.why,
+            outcome_values=outcome_values(sent.fields),
         )
 
     def as_curl(self) -> str:
@@ -93,6 +144,16 @@ class Exchange:
         body = encode_form(fields).replace("%24", "$")
         parts += ["--data-raw", f'"{body}"']
         return " ".join(parts)
+
+
+def masked_pairs(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """Form fields in the order sent, card data masked (``toolkit.masking.mask_fields``); a name sent twice (a
+    proxied client's form) keeps each of its values, each masked."""
+    items = list(pairs)
+    masked = mask_fields(items)
+    if len(masked) == len(items):
+        return tuple(masked.items())
+    return tuple(pair for item in items for pair in mask_fields([item]).items())
 
 
 def _masked_headers(headers: Mapping[str, str]) -> dict[str, str]:

@@ -23,10 +23,7 @@ from pytest_bdd.feature import get_features
 
 from toolkit import suite
 from toolkit.certify.catalog import feature_tags
-
-
-def _is_fixture(value: object) -> bool:
-    return hasattr(value, "_fixture_function_marker")  # pytest's FixtureFunctionDefinition
+from toolkit.certify.pytest_compat import is_fixture
 
 
 def step_modules() -> list[ModuleType]:
@@ -43,7 +40,7 @@ def library_of(modules: list[ModuleType], name: str) -> ModuleType:
     """
     library = ModuleType(name)
     for module in modules:
-        library.__dict__.update({key: value for key, value in vars(module).items() if _is_fixture(value)})
+        library.__dict__.update({key: value for key, value in vars(module).items() if is_fixture(value)})
     return library
 
 

@@ -160,16 +160,18 @@ class CallbackReceiver:
         """Record (masked), notify, wait if told to, answer: the server calls this per request."""
         kind = arrival.kind
         status, delay = self._plan_for(kind)
+        path = mask_text(arrival.path)
         draft = Received(
             kind=kind,
             method=arrival.method,
-            path=mask_text(arrival.path),
+            path=path,
             params=mask_params(arrival.params),
             control_ok=self._control_ok(arrival.params),
             received_at=self._clock(),
             received_wall=self._wall_clock(),
             answered=status,
             delayed=delay,
+            url=f"{self.base_url}/{path.lstrip('/')}",
         )
         record = self._inbox.add(draft)
         for observer in self.observers:

@@ -47,6 +47,7 @@ class Received:
     ``time.monotonic()`` (for durations), ``received_wall`` the UTC wall clock (for reports).
     ``answered`` is the HTTP status the receiver answered (non-200 makes the gateway retry).
     ``duplicate``: an earlier arrival with the same (orderid, type, status) was answered 200.
+    ``url``: where it arrived (the receiver's address and ``path``, masked); "" in records made by hand.
     """
 
     kind: Kind
@@ -59,6 +60,7 @@ class Received:
     duplicate: bool = False
     answered: int = 200
     delayed: float = 0.0
+    url: str = ""
 
     @property
     def orderid(self) -> str:

@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from _pytest.mark.expression import Expression
 from pytest_bdd.feature import get_features
 from pytest_bdd.parser import Feature, ScenarioTemplate
+
+from toolkit.certify.pytest_compat import Expression, marker_expression
 
 
 class SelectionError(ValueError):
@@ -67,7 +68,7 @@ def tag_counts(entries: Iterable[Entry]) -> Counter[str]:
 
 def _compile(expression: str) -> Expression:
     try:
-        return Expression.compile(expression)  # pytest's own -m parser
+        return marker_expression(expression)  # pytest's own -m parser
     except SyntaxError as error:
         raise SelectionError(f"--tags {expression!r}: {error.msg}") from None
 

@@ -23,6 +23,7 @@ from pytest_bdd.steps import StepFunctionContext, step_function_context_registry
 
 from toolkit.certify import naming
 from toolkit.certify.choices import one_of
+from toolkit.certify.pytest_compat import fixture_manager
 
 _STEP_FIXTURE_PREFIX = "pytestbdd_stepdef_"
 _SHAPE = re.compile(r'\d+(?:\.\d+)?|\{[^}]*\}|"[^"]*"')  # what varies between uses of one phrase
@@ -41,7 +42,7 @@ class Problem:
 
 def phrases_for(node: pytest.Item) -> list[StepFunctionContext]:
     """The step definitions visible to ``node`` (gatekit's, the merchant's conftest.py, the module's own)."""
-    manager = node.session._fixturemanager
+    manager = fixture_manager(node)
     found = []
     for name in get_fixture_names(manager):
         if not name.startswith(_STEP_FIXTURE_PREFIX):

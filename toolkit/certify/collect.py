@@ -16,14 +16,15 @@ import pytest
 from pytest_bdd.feature import get_features
 
 from toolkit.certify.catalog import feature_tags
+from toolkit.certify.pytest_compat import BuiltModule
 
 _BIND = "from pytest_bdd import scenarios\nscenarios(__file__)\n"
 
 
-class FeatureModule(pytest.Module):
+class FeatureModule(BuiltModule):
     """A ``.feature`` file collected like a test module."""
 
-    def _getobj(self) -> Any:
+    def build(self) -> Any:
         for tag in sorted(feature_tags(get_features([str(self.path)]))):
             self.config.addinivalue_line("markers", f"{tag}: Gherkin tag")
         module = types.ModuleType(f"gatekit_features.{self.path.stem}")

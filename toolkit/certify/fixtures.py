@@ -90,13 +90,12 @@ def gateway_recorder(request: pytest.FixtureRequest) -> Iterator[Recorder | None
     run: RecordingRun = request.getfixturevalue("gateway_recording")
     target: GatewayTarget = request.getfixturevalue("gateway_target")
     recorder, receiver = Recorder(), target.receiver
-    observer = lambda received: recorder.arrival(received, receiver.base_url)  # noqa: E731
-    receiver.observers.append(observer)
+    receiver.observers.append(recorder)
     request.node.stash[RECORDING] = (run, recorder, datetime.now(UTC).isoformat(timespec="milliseconds"))
     try:
         yield recorder
     finally:
-        receiver.observers.remove(observer)
+        receiver.observers.remove(recorder)
 
 
 @pytest.fixture
@@ -113,7 +112,10 @@ def gateway_client(
 ) -> Iterator[GatewayClient]:
     from toolkit.client import GatewayClient
 
-    client = GatewayClient(gateway_target.config, observers=[exchange_observer], record=gateway_recorder)
+    observers: list[Callable[[Exchange], None]] = [exchange_observer]
+    if gateway_recorder is not None:  # (a recorder is an observer like any other)
+        observers.append(gateway_recorder)
+    client = GatewayClient(gateway_target.config, observers=observers)
     yield client
     client.close()
 
@@ -163,11 +165,10 @@ def payer(gateway_target: GatewayTarget, gateway_recorder: Recorder | None) -> I
     from toolkit.payer import Payer
 
     browser = Payer(
-        observers=[reporting.attach_page_visit],
+        observers=[reporting.attach_page_visit, *([gateway_recorder] if gateway_recorder is not None else [])],
         settings=gateway_target.payer,
         merchant_urls=[gateway_target.receiver.redirect_url],
         lost_observers=[reporting.attach_lost_page],
-        recorder=gateway_recorder,
     )
     yield browser
     browser.session.close()

@@ -24,6 +24,7 @@ import allure
 import pytest
 
 from toolkit.certify import naming, tidy
+from toolkit.certify.pytest_compat import stop_rewriting
 from toolkit.operations import OPERATIONS
 
 if TYPE_CHECKING:  # the client, the simulator and the reporting are imported where a hook needs them:
@@ -46,15 +47,7 @@ def _leave_the_package_unrewritten() -> None:
     two threads in ``ast.parse`` at once can fail with ``SystemError: AST constructor recursion depth
     mismatch`` (python/cpython#106905). gatekit's modules assert nothing a test reads, so they are imported
     as they are; test files and conftests (``steps/``, a merchant's own) are still rewritten."""
-    import sys
-
-    for finder in sys.meta_path:
-        marked = getattr(finder, "_must_rewrite", None)
-        if isinstance(marked, set) and "toolkit" in marked:
-            marked.discard("toolkit")
-            cache = getattr(finder, "_marked_for_rewrite_cache", None)
-            if isinstance(cache, dict):
-                cache.clear()
+    stop_rewriting("toolkit")
 
 
 _leave_the_package_unrewritten()

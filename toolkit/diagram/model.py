@@ -101,10 +101,12 @@ def collapse(arrows: list[Arrow]) -> list[Arrow]:
 
 
 def in_time_order(arrows: list[Arrow]) -> list[Arrow]:
-    """Sorted by start time; an arrow without one stays right after the arrow given before it."""
+    """Sorted by start time to the millisecond (what a recording keeps: live records and the same records read
+    back from it come out in one order); arrows of one millisecond, and an arrow without a time, stay in the
+    order given (one without a time right after the arrow given before it)."""
     keyed: list[tuple[float, int, Arrow]] = []
     last = float("-inf")
     for index, arrow in enumerate(arrows):
-        last = arrow.at.timestamp() if arrow.at is not None else last
+        last = int(arrow.at.timestamp()) * 1000 + arrow.at.microsecond // 1000 if arrow.at is not None else last
         keyed.append((last, index, arrow))
     return [arrow for _, _, arrow in sorted(keyed, key=lambda item: (item[0], item[1]))]

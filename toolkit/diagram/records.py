@@ -1,7 +1,8 @@
-"""Arrows from what the toolkit records: the client's ``Exchange``, the receiver's ``Received``, the payer's ``Visit``.
+"""Arrows from the toolkit's records: the ``Exchange`` (client, proxy), the receiver's ``Received``, the ``Visit``.
 
-Every record is masked at birth; labels are masked once more here, so an arrow never carries a card
-number or a CVV2 whatever it was made from.
+The one way to a diagram from what was recorded: live records, or the same records read back from a recording
+(``toolkit.recording.har_read``) draw the same arrows.  Every record is masked at birth; labels are masked once
+more here, so an arrow never carries a card number or a CVV2 whatever it was made from.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from toolkit.display.views import decoded_answer
 from toolkit.exchange import Exchange
 from toolkit.masking import mask_text
 from toolkit.payer.visits import Visit
+from toolkit.recording.records import Record
 
 _MESSAGE = 60  # characters of an error message kept on an arrow
 PARTY_LANES: dict[str, Lane] = {"gateway": "gateway", "acs": "acs", "merchant": "endpoint"}
@@ -99,6 +101,8 @@ def visit_arrow(visit: Visit, redirect: Received | None = None) -> Arrow:
     else:
         outcome = f"{status} · {visit.shows}" if visit.shows else status
         tone = "bad" if tone == "bad" or visit.shows.startswith(("an error", "field errors")) else tone
+    if visit.action is not None and visit.action.get("action") == "challenge":
+        outcome += " · a wrong password" if visit.action.get("answer") == "wrong" else " · the right password"
     lane = PARTY_LANES[visit.to]
     return Arrow("payer", lane, mask_text(visit.step), mask_text(outcome), tone, visit.at, visit.elapsed, 1,
                  visit.orderid)  # fmt: skip
@@ -127,10 +131,12 @@ def payer_arrows(visits: Sequence[Visit], arrivals: Sequence[Received]) -> list[
     return arrows + [redirect_arrow(r) for r in redirects]
 
 
-def arrows_of(
-    exchanges: Iterable[Exchange] = (), arrivals: Iterable[Received] = (), visits: Iterable[Visit] = ()
-) -> list[Arrow]:
-    """Every record as an arrow, in time order, repeated polls collapsed."""
-    received = list(arrivals)
-    arrows = [exchange_arrow(e) for e in exchanges] + callback_arrows(received) + payer_arrows(list(visits), received)
+def arrows_of(*records: Iterable[Record]) -> list[Arrow]:
+    """Every record as an arrow, in time order, repeated polls collapsed: ``arrows_of(recorder.records)``, or
+    ``arrows_of(exchanges, arrivals, visits)`` (any records in any of them)."""
+    every = [record for group in records for record in group]
+    exchanges = [record for record in every if isinstance(record, Exchange)]
+    received = [record for record in every if isinstance(record, Received)]
+    visits = [record for record in every if isinstance(record, Visit)]
+    arrows = [exchange_arrow(e) for e in exchanges] + callback_arrows(received) + payer_arrows(visits, received)
     return collapse(in_time_order(arrows))

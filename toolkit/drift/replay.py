@@ -33,7 +33,7 @@ from toolkit.fields import luhn_ok
 from toolkit.masking import CVV_MASK, is_cvv_name, is_pan_name
 from toolkit.models import Status, StatusResponse
 from toolkit.payer import Payer, PayerError
-from toolkit.recording import Recorder, RecordingRun, clear
+from toolkit.recording import Recorder, RecordingRun, clear, har
 from toolkit.signing import new_nonce
 from toolkit.simulator.server import SimulatorServer
 from toolkit.simulator.settings import SimulatorSettings
@@ -100,26 +100,23 @@ class ScenarioReplay:
         logins.pop(None, None)
         self.login = logins.most_common(1)[0][0] if logins else ""  # the merchant's login in the recording
 
-        def observer(received: Received) -> None:  # (which are this scenario's is for the comparison to say)
-            self.recorder.arrival(received, self.receiver.base_url)
-
         self.receiver.clear()
-        self.receiver.observers.append(observer)
+        self.receiver.observers.append(self.recorder)  # (which are this scenario's is for the comparison to say)
         config = self.server.client_config()
         wrong = config.with_overrides(control_key="not-the-merchant-control-key")
         with (
-            GatewayClient(config, record=self.recorder, validate=False) as client,
-            GatewayClient(wrong, record=self.recorder, validate=False) as self.wrong_key,
+            GatewayClient(config, observers=[self.recorder], validate=False) as client,
+            GatewayClient(wrong, observers=[self.recorder], validate=False) as self.wrong_key,
         ):
             self.wrong_key.recording_note = "another key"
             self.client = client
-            self.payer = Payer(recorder=self.recorder, merchant_urls=[self.receiver.redirect_url])
+            self.payer = Payer(observers=[self.recorder], merchant_urls=[self.receiver.redirect_url])
             try:
                 self._steps(entries)
                 self._callbacks(sum(1 for item in entries if item.kind == "callback"))
             finally:
                 self.payer.session.close()
-                self.receiver.observers.remove(observer)
+                self.receiver.observers.remove(self.recorder)
         return self.recorder
 
     def _steps(self, entries: list[Entry]) -> None:
@@ -203,8 +200,8 @@ class ScenarioReplay:
         self._learn(item.answer, self._answer_since(before))
 
     def _answer_since(self, before: int) -> dict[str, str]:
-        entries = self.recorder.entries
-        return answer_of(entries[-1]) if len(entries) > before else {}
+        records = self.recorder.records
+        return answer_of(har.entry(records[-1])) if len(records) > before else {}
 
     def _learn(self, recorded: Mapping[str, str], replayed: Mapping[str, str]) -> None:
         """Map what the gateway assigned in the recording to what it assigned in the replay."""
@@ -282,7 +279,8 @@ class ScenarioReplay:
         """Until the replay received as many callbacks as the recording did (a deadline, not a sleep)."""
         deadline = time.monotonic() + CALLBACKS_DEADLINE
         while time.monotonic() < deadline:
-            if sum(1 for item in self.recorder.entries if item.get("_kind") == "callback") >= expected:
+            records = self.recorder.records
+            if sum(1 for item in records if isinstance(item, Received) and item.kind == "callback") >= expected:
                 return
             time.sleep(0.02)
 

@@ -164,22 +164,20 @@ class GatewaySession:
 
     @contextmanager
     def recording(self, run: RecordingRun, name: str) -> Iterator[Recorder]:
-        """Record what the client, the payer and the receiver see inside the block as the scenario ``name``."""
+        """Record what the client, the payer and the receiver see inside the block as the scenario ``name``: the
+        recorder observes them for as long as the block lasts."""
         recorder = Recorder()
         started = iso(datetime.now(UTC))
-
-        def arrived(received: Any) -> None:
-            recorder.arrival(received, self.receiver.base_url)
-
-        self.client.recorder = self.payer.recorder = recorder
-        self.receiver.observers.append(arrived)
+        hooks: list[list[Any]] = [self.client.observers, self.payer.observers, self.receiver.observers]
+        for observers in hooks:
+            observers.append(recorder)
         outcome = "failed"
         try:
             yield recorder
             outcome = "passed"
         finally:
-            self.client.recorder = self.payer.recorder = None
-            self.receiver.observers.remove(arrived)
+            for observers in hooks:
+                observers.remove(recorder)
             run.add(name, recorder, outcome=outcome, started=started)
 
     @property

@@ -14,7 +14,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
@@ -25,8 +25,7 @@ from toolkit.payer.forms import Button, Form, Page
 from toolkit.payer.http import CARD_FIELDS, PayerError
 from toolkit.payer.navigations import Navigation, navigations
 from toolkit.payer.reading import DEFAULT_SETTINGS, NotFound, PayerSettings
-from toolkit.payer.visits import Party, Visit, page_orderid, party_of, shows
-from toolkit.recording.recorder import Recorder, card_action
+from toolkit.payer.visits import Party, Visit, card_action, masked_fields, page_orderid, party_of, sent_values, shows
 from toolkit.testdata.cards import Card
 
 CHROMIUM_FLAGS = (
@@ -105,6 +104,8 @@ class BrowserPayer:
     With ``observers``, every page the payer reaches (the hosted payment page, the issuer's 3-D Secure page,
     where the merchant's redirect lands) is screenshot, before anything is typed into it: a screenshot never
     shows card data the payer typed.  ``lost_observers`` get the page the payer could not find its way on.
+    ``recorder`` (a ``toolkit.recording.Recorder``, or any observer of visits) gets, after each of the payer's
+    actions, the page the browser shows then, as a ``Visit`` with what the payer did (a replay does the same).
     """
 
     def __init__(
@@ -115,7 +116,7 @@ class BrowserPayer:
         settings: PayerSettings = DEFAULT_SETTINGS,
         merchant_urls: Sequence[str] = (),
         lost_observers: Sequence[LostObserver] = (),
-        recorder: Recorder | None = None,
+        recorder: Callable[[Visit], None] | None = None,
         visit_observers: Sequence[Callable[[Visit], None]] = (),
     ) -> None:
         from selenium import webdriver
@@ -139,6 +140,7 @@ class BrowserPayer:
         self.merchant_urls = list(merchant_urls)
         self.lost_observers = list(lost_observers)
         self.recorder = recorder  # the pages the browser reached, with what the payer did (``toolkit.recording``)
+        self._action: dict[str, Any] | None = None  # what the payer does next: kept on the page it reaches
         self.visit_observers = list(visit_observers)
         self.visits: list[Visit] = []
         self._log: list[dict[str, Any]] = []  # the performance log so far (a request and its answer may be read apart)
@@ -267,30 +269,34 @@ class BrowserPayer:
             redirects=navigation.redirects, body=mask_html(body),
         )  # fmt: skip
 
-    def _record(self, method: str, url: str, fields: dict[str, str] | None, step: str, started: float) -> None:
-        """The page the browser shows now, as the answer to what the payer did (Selenium sees no requests)."""
+    def _record(
+        self, sent: tuple[str, str, dict[str, str] | None], step: str, to: Party | None, started: float
+    ) -> None:
+        """The page the browser shows now, as the answer to what the payer did (Selenium sees no requests): a
+        ``Visit`` for the ``recorder``.  ``sent``: the method, the URL and the fields of what the payer did."""
         self.collect_visits()
+        action, self._action = self._action, None
         if self.recorder is None:
             return
         self.driver.switch_to.default_content()
-        self.recorder.visit(
-            method=method,
-            url=url,
-            fields=list(fields.items()) if fields is not None else None,
-            status=200,  # (a browser driven by Selenium does not tell the status of what it loaded)
-            body=self.driver.page_source,
-            elapsed=time.monotonic() - started,
-            final_url=self.driver.current_url,
-            step=step,
-        )
+        method, url, fields = sent
+        source, shown = self.driver.page_source, self.driver.current_url
+        elapsed = time.monotonic() - started
+        page = Page.parse(shown, 200, source)  # (a browser driven by Selenium does not tell the status it got)
+        to = to or ("merchant" if reading.goes_to(shown, self.merchant_urls) else party_of(page, self.settings))
+        self.recorder(Visit(
+            datetime.now(UTC) - timedelta(seconds=elapsed), method, mask_text(url), 200, elapsed, step, to,
+            shows=shows(page, self.settings, self.merchant_urls), orderid=page_orderid(page),
+            fields=masked_fields(fields), final_url=mask_text(shown), body=mask_html(source), action=action,
+            outcome_values=sent_values(fields),
+        ))  # fmt: skip
 
     def open(self, url: str) -> None:
         self._acting("open the page")
         started = time.monotonic()
-        if self.recorder is not None:
-            self.recorder.payer_action("open")
+        self._action = {"action": "open"}
         self.driver.get(url)
-        self._record("GET", url, None, "open the page", started)
+        self._record(("GET", url, None), "open the page", None, started)
         self.snapshot("opened the page")
 
     def snapshot(self, what: str) -> None:
@@ -343,10 +349,9 @@ class BrowserPayer:
         element = self._type(form, entries)
         self._acting("pay on the hosted page", "gateway")
         started = time.monotonic()
-        if self.recorder is not None:
-            self.recorder.payer_action("pay", card=card_action(typed))
+        self._action = {"action": "pay", "card": card_action(typed)}
         self._press(element, form, reading.submit_button(form))
-        self._record(form.method.upper(), form.action, entries, "pay on the hosted page", started)
+        self._record((form.method.upper(), form.action, entries), "pay on the hosted page", "gateway", started)
         self.snapshot("pressed pay")
 
     def answer_challenge(self, password: str | None = None) -> None:
@@ -367,10 +372,9 @@ class BrowserPayer:
         element = self._type(form, entries)
         self._acting("answer the 3-D Secure challenge", "acs")
         started = time.monotonic()
-        if self.recorder is not None:
-            self.recorder.payer_action("challenge", answer="wrong" if failing else "right")
+        self._action = {"action": "challenge", "answer": "wrong" if failing else "right"}
         self._press(element, form, button)
-        self._record(form.method.upper(), form.action, entries, "answer the 3-D Secure challenge", started)
+        self._record((form.method.upper(), form.action, entries), "answer the 3-D Secure challenge", "acs", started)
         self.snapshot("answered the challenge")
 
     def _shows_challenge(self, page: Page) -> bool:

@@ -11,19 +11,30 @@ except the last step back to the merchant, which ``return_to_merchant`` takes.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import requests
 
-from toolkit.masking import mask_fields, mask_html, mask_text
+from toolkit.masking import mask_html, mask_text
 from toolkit.models import StatusResponse
 from toolkit.payer import reading
 from toolkit.payer.forms import Form, Page
 from toolkit.payer.reading import DEFAULT_SETTINGS, WRONG_PASSWORD, NotFound, PayerSettings
-from toolkit.payer.visits import Party, Visit, page_orderid, party_of, shows, submit_step
-from toolkit.recording.recorder import Recorder, card_action
+from toolkit.payer.visits import (
+    Party,
+    Visit,
+    card_action,
+    masked_fields,
+    page_orderid,
+    party_of,
+    sent_values,
+    shows,
+    submit_step,
+)
 from toolkit.testdata.cards import Card
 from toolkit.testdata.outcomes import CHALLENGE_PASSWORD
 
@@ -66,10 +77,11 @@ class Payer:
     """A cardholder's browser without JavaScript of its own; one cookie jar per payer.
 
     ``history`` holds the pages it was shown; ``visits`` every request it made (``toolkit.payer.visits``),
-    masked; ``observers`` see each visit as it is made (the pytest plugin attaches them to the report), and
-    ``lost_observers`` the page it could not find its way on.  ``settings`` are the profile's
-    ``[profiles.NAME.payer]``; ``merchant_urls`` where the merchant receives the payer (its ``redirect_url``),
-    which tells the way back from the other pages that submit themselves.
+    masked, with what the payer did to make it; ``observers`` see each visit as it is made (the pytest plugin
+    attaches them to the report; a ``toolkit.recording.Recorder`` records them), and ``lost_observers`` the
+    page it could not find its way on.  ``recorder`` is one more observer (the plugin's spelling).
+    ``settings`` are the profile's ``[profiles.NAME.payer]``; ``merchant_urls`` where the merchant receives
+    the payer (its ``redirect_url``), which tells the way back from the other pages that submit themselves.
     """
 
     def __init__(
@@ -81,18 +93,34 @@ class Payer:
         settings: PayerSettings = DEFAULT_SETTINGS,
         merchant_urls: Sequence[str] = (),
         lost_observers: Sequence[LostObserver] = (),
-        recorder: Recorder | None = None,
+        recorder: PageObserver | None = None,
     ) -> None:
         self.session = session or requests.Session()
-        self.recorder = recorder  # every request, with what the payer did (``toolkit.recording``)
         self.session.headers["User-Agent"] = "gatekit-payer (a test browser without JavaScript)"
         self.timeout = timeout
         self.history: list[Page] = []
         self.visits: list[Visit] = []
-        self.observers = list(observers)
+        self.observers = [*observers, *([recorder] if recorder is not None else [])]
         self.settings = settings
         self.merchant_urls = list(merchant_urls)
         self.lost_observers = list(lost_observers)
+        self._action: dict[str, Any] | None = None  # what the payer does next: kept on its next request
+        self._recorder = recorder  # (the one the deprecated ``recorder`` attribute replaces)
+
+    @property
+    def recorder(self) -> PageObserver | None:
+        """Deprecated: a recorder is one of ``observers``."""
+        _deprecated_recorder()
+        return self._recorder
+
+    @recorder.setter
+    def recorder(self, recorder: PageObserver | None) -> None:
+        _deprecated_recorder()
+        if self._recorder is not None and self._recorder in self.observers:
+            self.observers.remove(self._recorder)
+        self._recorder = recorder
+        if recorder is not None:
+            self.observers.append(recorder)
 
     # --- requests -----------------------------------------------------------------------------------
 
@@ -108,18 +136,8 @@ class Payer:
         started = time.monotonic()
         response = send()
         elapsed = time.monotonic() - started
-        if self.recorder is not None:
-            self.recorder.visit(
-                method=method,
-                url=url,
-                fields=list(fields.items()) if fields is not None else None,
-                status=response.status_code,
-                body=response.text,
-                elapsed=elapsed,
-                final_url=response.url,
-                step=step,
-            )
         at = datetime.now(UTC) - timedelta(seconds=elapsed)
+        action, self._action = self._action, None
         visit = Visit(
             at,
             method.upper(),
@@ -128,17 +146,18 @@ class Payer:
             elapsed,
             step,
             "merchant",
-            fields=tuple(mask_fields(dict(fields or {})).items()),
+            fields=masked_fields(fields),
             final_url=mask_text(response.url),
             redirects=tuple(hop.status_code for hop in response.history),
             body=mask_html(response.text),
+            action=action,
+            outcome_values=sent_values(fields),
         )
         return response, visit
 
     def _note(self, action: str, **details: object) -> None:
-        """What the payer does next, for a recording (a replay does the same: ``gatekit drift``)."""
-        if self.recorder is not None:
-            self.recorder.payer_action(action, **details)
+        """What the payer does next, kept on its next request's visit (a replay does the same: ``gatekit drift``)."""
+        self._action = {"action": action, **details}
 
     def _record(self, visit: Visit) -> None:
         self.visits.append(visit)
@@ -329,6 +348,15 @@ class Payer:
         if self.shows_challenge(page):
             page = self.answer_challenge(page, password)
         return self.return_to_merchant(page)
+
+
+def _deprecated_recorder() -> None:
+    warnings.warn(
+        "Payer.recorder is deprecated: a recorder is an observer of the payer's visits like any other "
+        "(Payer(observers=[recorder]) or payer.observers.append(recorder))",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 __all__ = ["MERCHANT_REDIRECT_FORM", "PASSWORDS", "Delivered", "Payer", "PayerError", "PayerSettings"]

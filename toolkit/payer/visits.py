@@ -3,22 +3,25 @@
 ``toolkit.payer.Payer`` keeps them in ``visits``: when the request left (UTC), what the payer did
 (``step``), where the request went (``to``: the gateway, the issuer's ACS, or the merchant's
 ``redirect_url``), the HTTP status, how long it took, what the answer showed, and the order it
-concerns (read from the page); for reports, the fields sent, the redirects followed and the page
-itself.  Card data never reaches a visit: URLs, fields and the page are masked when it is made.
+concerns (read from the page); for reports and recordings, the fields sent, the redirects followed, the
+page itself and what the payer did to send it (``action``: pay with a card, answer a challenge...).  Card
+data never reaches a visit: URLs, fields and the page are masked when it is made (``masked_fields``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from toolkit.masking import mask_text
+from toolkit.masking import CVV_MASK, mask_fields, mask_pan, mask_text
+from toolkit.outcome_values import TEST_CVV2, outcome_values
 from toolkit.payer import reading
 from toolkit.payer.forms import Form, Page
 from toolkit.payer.reading import DEFAULT_SETTINGS, PayerSettings
+from toolkit.testdata.cards import Card
 
 Party = Literal["gateway", "acs", "merchant"]
 _ORDER_IN_TEXT = re.compile(r"\border (\d+)")
@@ -30,6 +33,9 @@ class Visit:
     """One request of the payer's browser, masked at birth (URL, fields sent, the page answered).
 
     ``final_url`` is where the redirects (``redirects``: their statuses) ended; ``body`` the page, masked.
+    ``action`` is what the payer did that sent it (``{"action": "pay", "card": card_action(card)}``,
+    ``{"action": "challenge", "answer": "right"}``...: a replay does the same), ``outcome_values`` the public
+    test values among the fields sent (``toolkit.outcome_values``), which only a recording shows.
     """
 
     at: datetime
@@ -45,11 +51,37 @@ class Visit:
     final_url: str = ""
     redirects: tuple[int, ...] = ()
     body: str = ""
+    action: Mapping[str, Any] | None = None
+    outcome_values: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     def summary(self) -> str:
         """``answer the 3-D Secure challenge: HTTP 200, the redirect to the merchant (approved)``."""
         status = f"HTTP {self.status_code}" if self.status_code is not None else "no answer"
         return f"{self.step}: {status}" + (f", {self.shows}" if self.shows else "")
+
+
+def masked_fields(fields: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
+    """The fields a visit keeps of what the payer's browser sent: card data masked."""
+    return tuple(mask_fields(dict(fields or {})).items())
+
+
+def sent_values(fields: Mapping[str, str] | None) -> dict[str, str]:
+    """The public test values among the fields sent, kept as sent (``toolkit.outcome_values``)."""
+    return outcome_values((fields or {}).items())
+
+
+def card_action(card: Card) -> dict[str, str | bool]:
+    """What the payer typed, as a visit keeps it: the number masked, a test CVV2 kept."""
+    from toolkit.fields import ascii_digits, luhn_ok
+
+    return {
+        "number": mask_pan(card.number),
+        "luhn": ascii_digits(card.number) and luhn_ok(card.number),  # (a mistyped number, as the payer typed it)
+        "expire_month": card.expire_month,
+        "expire_year": card.expire_year,
+        "cvv2": card.cvv2 if card.cvv2 in TEST_CVV2 else (CVV_MASK if card.cvv2 else ""),
+        "holder": mask_text(card.holder),
+    }
 
 
 def shows(page: Page, settings: PayerSettings = DEFAULT_SETTINGS, merchant_urls: Sequence[str] = ()) -> str:

@@ -5,6 +5,7 @@ diagnosis of its real traffic.
 - ``checks``: the request against the catalogue (fields, control, OAuth), the answer against the response model;
 - ``orders``: which order an exchange belongs to (one archive per order);
 - ``exchange``: one exchange as the proxy saw it, and its line;
+- ``recording``: an order's recorder, and the ``Exchange`` record of each exchange it keeps;
 - ``server``: ``ProxyServer``, which checks, forwards, prints one line per exchange and records.
 
 As a network service, below the server:

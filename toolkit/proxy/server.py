@@ -24,7 +24,7 @@ from typing import TextIO
 
 from toolkit.masking import mask_text
 from toolkit.operations import AuthScheme
-from toolkit.proxy.bodies import Body, ProxyRecorder
+from toolkit.proxy.bodies import Body
 from toolkit.proxy.checks import (
     Answer,
     Check,
@@ -41,6 +41,7 @@ from toolkit.proxy.framing import Head, Refusal
 from toolkit.proxy.limits import Limits
 from toolkit.proxy.listener import Listener
 from toolkit.proxy.orders import Orders
+from toolkit.proxy.recording import OrderRecording
 from toolkit.proxy.refusals import refusal
 from toolkit.proxy.reply import ClientGone, Reply
 from toolkit.proxy.routes import Route, route
@@ -83,7 +84,7 @@ class ProxyServer:
         self.orders = Orders()
         self.exchanges = 0
         self.with_problems = 0
-        self._recorders: dict[str, ProxyRecorder] = {}
+        self._recorders: dict[str, OrderRecording] = {}
         self._said: set[str] = set()  # the notes printed so far: each is printed once
         self._lock = threading.Lock()
         self.run: RecordingRun | None = None
@@ -280,24 +281,9 @@ class ProxyServer:
         if self.run is None:
             return
         with self._lock:
-            recorder = self._recorders.setdefault(exchange.order, ProxyRecorder())
-        answered = dict(answer.headers) if answer is not None else {}
-        recorder.exchange_with(
-            exchange.body if answer is not None else None,
-            next((value for name, value in answered.items() if name.lower() == "content-type"), ""),
-            operation=exchange.route.operation.name if exchange.route else "",
-            method=exchange.method,
-            url=self.gateway.url_for(exchange.path),
-            headers=dict(exchange.headers),
-            fields=exchange.pairs,
-            status=exchange.status,
-            response_headers=answered,
-            elapsed=exchange.elapsed,
-            error=exchange.error or None,
-            signed_with=exchange.signed_with,
-            findings=[check.text for check in exchange.checks],
-        )
-        self.run.keep(exchange.order, recorder, tags=["proxy"])
+            order = self._recorders.setdefault(exchange.order, OrderRecording())
+        order.add(exchange, self.gateway.url_for(exchange.path), dict(answer.headers) if answer is not None else None)
+        self.run.keep(exchange.order, order.recorder, tags=["proxy"])
 
     def _report(self, exchange: Exchange) -> None:
         with self._lock:

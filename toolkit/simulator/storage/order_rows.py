@@ -66,8 +66,8 @@ _LATEST = (
     f"SELECT {', '.join(STATUS_COLUMNS)} FROM transactions WHERE id=(SELECT MAX(id) FROM transactions WHERE orderid=("
     "{order}))"
 )
-_LATEST_BY_ORDERID = _LATEST.format(order="SELECT id FROM transactions WHERE id=? AND orderid=id AND login=?")
-_LATEST_BY_CLIENT_ORDERID = _LATEST.format(
+LATEST_BY_ORDERID = _LATEST.format(order="SELECT id FROM transactions WHERE id=? AND orderid=id AND login=?")
+LATEST_BY_CLIENT_ORDERID = _LATEST.format(
     order="SELECT id FROM transactions WHERE login=? AND client_orderid=? AND orderid=id ORDER BY id DESC LIMIT 1"
 )
 _BY_REQUEST = (
@@ -101,12 +101,12 @@ def order_named(store: Store, login: str, client_orderid: str) -> Row | None:
 
 def latest_by_orderid(store: Store, orderid: int, login: str) -> Row | None:
     """The ``STATUS_COLUMNS`` of the latest transaction of the merchant's order ``orderid``."""
-    return store.one(_LATEST_BY_ORDERID, (orderid, login))
+    return store.one(LATEST_BY_ORDERID, (orderid, login))
 
 
 def latest_by_client_orderid(store: Store, login: str, client_orderid: str) -> Row | None:
     """The ``STATUS_COLUMNS`` of the latest transaction of the merchant's latest order with ``client_orderid``."""
-    return store.one(_LATEST_BY_CLIENT_ORDERID, (login, client_orderid))
+    return store.one(LATEST_BY_CLIENT_ORDERID, (login, client_orderid))
 
 
 def latest_id(store: Store, orderid: int) -> int | None:
