@@ -11,7 +11,6 @@ timeout.  Bad input is refused before sending (``InvalidRequestError`` names the
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -39,6 +38,7 @@ from toolkit.models import (
     Status,
     StatusResponse,
 )
+from toolkit.observing import RecorderAlias
 from toolkit.operations import LOGIN, AuthScheme, Operation, get_operation
 from toolkit.signing import new_nonce
 from toolkit.validation import Problem, request_problems
@@ -152,20 +152,9 @@ class GatewayClient:
         # How this client signs, for a recording, when not as its profile says ("another key"): a replay too.
         self.recording_note = ""
 
-    @property
-    def recorder(self) -> Recorder | None:
-        """Deprecated: a recorder is one of ``observers``."""
-        _deprecated_recorder()
-        return self._recorder
-
-    @recorder.setter
-    def recorder(self, recorder: Recorder | None) -> None:
-        _deprecated_recorder()
-        if self._recorder is not None and self._recorder in self.observers:
-            self.observers.remove(self._recorder)
-        self._recorder = recorder
-        if recorder is not None:
-            self.observers.append(recorder)
+    recorder = RecorderAlias["Recorder"](
+        "exchanges", "GatewayClient(config, observers=[recorder]) or client.observers.append(recorder)"
+    )
 
     def __repr__(self) -> str:
         return f"GatewayClient(profile={self.config.profile!r}, base_url={self.config.base_url!r})"
@@ -508,12 +497,3 @@ class GatewayClient:
 
     def payout_v4(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
         return self._typed("payout_v4", AsyncResponse, fields, kw)
-
-
-def _deprecated_recorder() -> None:
-    warnings.warn(
-        "GatewayClient.recorder is deprecated: a recorder is an observer of exchanges like any other "
-        "(GatewayClient(config, observers=[recorder]) or client.observers.append(recorder))",
-        DeprecationWarning,
-        stacklevel=3,
-    )

@@ -70,6 +70,15 @@ class Simulate:
         assert first.startswith("simulator: http://127.0.0.1:") and first.endswith("/paynet"), self.header
         return first.removeprefix("simulator: ")
 
+    def close(self) -> None:
+        """Killed if still running, its pipes closed."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=30)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+
     def stop(self, signum: int = signal.SIGTERM) -> tuple[int, list[str], str]:
         """Send ``signum``; the exit status, the lines printed after the header, and stderr."""
         self.process.send_signal(signum)
@@ -87,12 +96,7 @@ def simulate() -> Iterator[list[Simulate]]:
     started: list[Simulate] = []
     yield started
     for sim in started:
-        if sim.process.poll() is None:
-            sim.process.kill()
-            sim.process.wait(timeout=30)
-        for stream in (sim.process.stdout, sim.process.stderr):
-            if stream is not None:
-                stream.close()
+        sim.close()
 
 
 def failed(*args: str) -> subprocess.CompletedProcess[str]:

@@ -35,12 +35,7 @@ def test_every_sigterm_stops_the_simulator_within_5_s(args: tuple[str, ...]) -> 
             took.append(time.monotonic() - started)
             assert status == 0, (cycle, status)
         finally:
-            if sim.process.poll() is None:
-                sim.process.kill()
-                sim.process.wait(timeout=30)
-            for stream in (sim.process.stdout, sim.process.stderr):
-                if stream is not None:
-                    stream.close()
+            sim.close()
     slowest = max(took)
     print(f"{CYCLES} stops of gatekit simulate {' '.join(args)}: slowest {slowest:.2f} s, "
           f"median {sorted(took)[len(took) // 2]:.2f} s")  # fmt: skip

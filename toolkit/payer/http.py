@@ -11,7 +11,6 @@ except the last step back to the merchant, which ``return_to_merchant`` takes.
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -21,6 +20,7 @@ import requests
 
 from toolkit.masking import mask_html, mask_text
 from toolkit.models import StatusResponse
+from toolkit.observing import RecorderAlias
 from toolkit.payer import reading
 from toolkit.payer.forms import Form, Page
 from toolkit.payer.reading import DEFAULT_SETTINGS, WRONG_PASSWORD, NotFound, PayerSettings
@@ -107,20 +107,9 @@ class Payer:
         self._action: dict[str, Any] | None = None  # what the payer does next: kept on its next request
         self._recorder = recorder  # (the one the deprecated ``recorder`` attribute replaces)
 
-    @property
-    def recorder(self) -> PageObserver | None:
-        """Deprecated: a recorder is one of ``observers``."""
-        _deprecated_recorder()
-        return self._recorder
-
-    @recorder.setter
-    def recorder(self, recorder: PageObserver | None) -> None:
-        _deprecated_recorder()
-        if self._recorder is not None and self._recorder in self.observers:
-            self.observers.remove(self._recorder)
-        self._recorder = recorder
-        if recorder is not None:
-            self.observers.append(recorder)
+    recorder = RecorderAlias["PageObserver"](
+        "the payer's visits", "Payer(observers=[recorder]) or payer.observers.append(recorder)"
+    )
 
     # --- requests -----------------------------------------------------------------------------------
 
@@ -348,15 +337,6 @@ class Payer:
         if self.shows_challenge(page):
             page = self.answer_challenge(page, password)
         return self.return_to_merchant(page)
-
-
-def _deprecated_recorder() -> None:
-    warnings.warn(
-        "Payer.recorder is deprecated: a recorder is an observer of the payer's visits like any other "
-        "(Payer(observers=[recorder]) or payer.observers.append(recorder))",
-        DeprecationWarning,
-        stacklevel=3,
-    )
 
 
 __all__ = ["MERCHANT_REDIRECT_FORM", "PASSWORDS", "Delivered", "Payer", "PayerError", "PayerSettings"]

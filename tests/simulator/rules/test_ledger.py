@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -195,16 +195,21 @@ CONCURRENT_STEPS: list[Step] = [("capture", 40), ("capture", None), ("return", 3
                                 ("chargeback", 20), ("decide", "approved"), ("decide", "declined")] * 3  # fmt: skip
 
 
-def all_at_once(server: SimulatorServer, order: AsyncResponse, steps: list[Step]) -> None:
-    """Each step from a client of its own, all released together; an error of a thread fails the test."""
+Runner = Callable[[GatewayClient, SimulatorControl, AsyncResponse, Any], object]
+
+
+def all_at_once(server: SimulatorServer, order: AsyncResponse, steps: list[Any], run: Runner | None = None) -> None:
+    """Each step from a client of its own (``run``: ``run_step`` by default), all released together; an error of a
+    thread fails the test."""
     barrier = threading.Barrier(len(steps))
     errors: list[BaseException] = []
+    run = run or run_step
 
-    def hit(step: Step) -> None:
+    def hit(step: Any) -> None:
         try:
             with GatewayClient(server.client_config()) as own, server.control() as own_control:
                 barrier.wait(timeout=30)
-                run_step(own, own_control, order, step)
+                run(own, own_control, order, step)
         except BaseException as exc:  # (reported below, not lost in a thread)
             errors.append(exc)
 
