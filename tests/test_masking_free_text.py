@@ -85,7 +85,9 @@ def test_a_cvv_in_free_text_is_neither_stored_nor_journaled() -> None:
     assert "986" not in shown and "987" not in shown and f"CVV {CVV_MASK}" in shown
 
 
-words = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=20).filter(
+# Words around the CVV: no CVV name, and no digit (a run of them may be a Luhn-valid card number, which masking
+# rightly masks too: hypothesis found "3338301234563364" once)
+words = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Nd")), max_size=20).filter(
     lambda w: not any(part in w.lower() for part in ("cv", "cid", "csc", "security", "verification"))
 )
 SHAPES = [" ", "  ", "\t", "=", ":", ": ", " = ", " == ", '="', ': "', " = '"]
