@@ -160,8 +160,9 @@ def send_sale(merchant: Merchant, card: Card, amount: Decimal, currency: str) ->
 
 @when(parsers.re(r"the payer answers the challenge with (?:the|a) (?P<which>right|wrong) password"))
 def answer_challenge(merchant: Merchant, payer: Payer, order: Order, which: str) -> None:
-    """API flows: the payer follows the status to the ACS; hosted pages: the ACS page is already open."""
-    page = payer.history[-1] if order.redirect_url else payer.follow(merchant.payer_step(order))
+    """API flows: the payer follows the status to the ACS; hosted pages, and the status page a merchant showed (the
+    gateway-run road): the ACS page is already open."""
+    page = payer.history[-1] if order.redirect_url else payer.at_challenge() or payer.follow(merchant.payer_step(order))
     payer.return_to_merchant(payer.answer_challenge(page, payer.settings.password(which)))
 
 

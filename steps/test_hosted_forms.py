@@ -1,11 +1,27 @@
 """Hosted payment pages: the payer fills the gateway's page and comes back to the merchant."""
 
-from pytest_bdd import parsers, scenarios, then
+from pytest_bdd import parsers, scenarios, then, when
 
 from toolkit.flows import Order
 from toolkit.payer import Payer, reading
+from toolkit.payer.browser import BrowserPayer
+from toolkit.testdata.cards import card_for
+from toolkit.testdata.outcomes import EXAMPLE_CARDS
 
 scenarios("../features/hosted_forms")
+
+RECEIVING_CARD = EXAMPLE_CARDS[1]  # a public example card (behaviour section 6): any Luhn-valid number receives
+
+
+@when("the payer enters an approved card and the card that receives the money on the transfer page")
+def enter_transfer(payer: Payer, order: Order) -> None:
+    payer.return_to_merchant(payer.enter_card(order.redirect_url, card_for("approved"), RECEIVING_CARD))
+
+
+@when("the payer enters an approved card and the card that receives the money on the transfer page in a real browser")
+def enter_transfer_in_browser(browser_payer: BrowserPayer, order: Order) -> None:
+    browser_payer.open(order.redirect_url)
+    browser_payer.fill_payment_page(card_for("approved"), RECEIVING_CARD)
 
 
 # What a payment page calls each field, for pages that say what is wrong in words rather than by field id.

@@ -1,10 +1,13 @@
-"""3-D Secure sale: method step, challenge, 1.0.2, and the uploads of their results."""
+"""3-D Secure sale: the gateway-run road (the status page shown, nothing uploaded), and the merchant-run one (method
+step, challenge, 1.0.2, and the uploads of their results)."""
 
 from pytest_bdd import parsers, scenarios, then, when
 
+from toolkit.certify import reporting
 from toolkit.certify.choices import one_of
 from toolkit.flows import METHOD_INDICATORS, Merchant, Order
 from toolkit.payer import Payer
+from toolkit.payer.browser import BrowserPayer
 
 from .conftest import Scene
 
@@ -23,8 +26,29 @@ def report_method(merchant: Merchant, order: Order, how: str) -> None:
 
 @when("the payer authenticates on the issuer's 3-D Secure 1.0.2 page")
 def authenticate_v1(merchant: Merchant, payer: Payer, order: Order) -> None:
-    page = payer.follow(merchant.payer_step(order))
+    """Merchant-run: the merchant's own page sends the PaReq with its own TermUrl; the PaRes comes back to it."""
+    page = payer.show_html(merchant.own_authentication_page(order, merchant.payer_step(order)))
     payer.return_to_merchant(payer.answer_challenge(page))
+
+
+@when("the merchant shows the 3-D Secure page of the status to the payer's browser")
+def show_status_page(merchant: Merchant, payer: Payer, order: Order) -> None:
+    """Gateway-run, the shop plugins' way: the status html as it is; it goes on by itself to the challenge, or,
+    without one, back to the merchant."""
+    page = payer.show_html(merchant.payer_step(order).html)
+    if not payer.shows_challenge(page):
+        payer.return_to_merchant(page)
+
+
+@when(
+    parsers.re(
+        r"the merchant shows the 3-D Secure page of the status in a real browser, where the payer answers the "
+        r"challenge with the (?P<which>right|wrong) password"
+    )
+)
+def show_status_page_in_browser(merchant: Merchant, browser_payer: BrowserPayer, order: Order, which: str) -> None:
+    browser_payer.show_html(merchant.payer_step(order).html)
+    browser_payer.answer_challenge(browser_payer.settings.password(which))
 
 
 @when("the merchant uploads the challenge result the payer brought back")
@@ -54,3 +78,12 @@ def no_payer_step(merchant: Merchant, order: Order) -> None:
 def method_indicator(scene: Scene, indicator: str) -> None:
     assert scene.status is not None
     assert scene.status.get("three-ds-comp-ind") == indicator, scene.status.raw
+
+
+@then(parsers.parse('the payer comes back to the merchant with a signed "{status}"'))
+def comes_back(merchant: Merchant, order: Order, status: str) -> None:
+    """Gateway-run: the gateway sends the payer back with the final status, not a 3-D Secure result to upload."""
+    redirect = merchant.redirect_for(order)
+    reporting.record_arrival(redirect)
+    assert redirect.control_ok is True, f"redirect control does not verify: {redirect.summary()}"
+    assert redirect.status == status and not {"cres", "pares"} & set(redirect.params), redirect.summary()

@@ -76,6 +76,7 @@ SPEC_CONTROL = {
     "preauth_form": SALE_PARTS,
     "payment_form": SALE_PARTS,
     "payout_form": SALE_PARTS,
+    "transfer_form": SALE_PARTS,  # behaviour section 12: the control of sale-form
     "capture": AMOUNT_PARTS,
     "return": AMOUNT_PARTS,
     "void": FOLLOW_UP_PARTS,

@@ -139,6 +139,39 @@ def test_the_simulator_draws_an_order_from_its_own_records(sim: GatewaySession):
     assert diagram.title == f"order {order.orderid} as the simulator saw it"
 
 
+def gateway_run_sale(sim: GatewaySession) -> Order:
+    """A 3-D Secure 2 sale with a challenge the way the shop plugins do it: the status html shown, nothing uploaded
+    (behaviour 12: the gateway runs 3-D Secure itself)."""
+    order = sim.merchant.pay("sale", card_for("3ds-challenge", number=PAN), Decimal("10.43"))
+    page = sim.payer.answer_challenge(sim.payer.show_html(sim.merchant.payer_step(order).html))
+    sim.payer.return_to_merchant(page)
+    sim.merchant.approved_status(order)
+    sim.receiver.wait_for_callback(orderid=order.orderid, status="approved")
+    return order
+
+
+def test_the_gateway_s_own_hops_are_drawn_when_it_runs_3ds(sim: GatewaySession):
+    order = gateway_run_sale(sim)
+    steps = [(source, target, outcome) for source, target, _, outcome in drawn(sim.diagram_of(order).svg)[1]]
+    payer = [(target, outcome.split(" · ", 1)[-1]) for source, target, outcome in steps if source == "payer"]
+    assert payer == [
+        ("acs", "the method step done"),
+        ("gateway", "on to the 3-D Secure challenge"),  # the gateway applied the method result
+        ("acs", "the 3-D Secure challenge"),
+        ("acs", "the result handed on to the gateway · the right password"),
+        ("gateway", "the redirect to the merchant (approved)"),  # the gateway applied the CRes
+        ("endpoint", "approved · control ✓"),
+    ], steps
+    uploads = [outcome for source, target, outcome in steps if source == "merchant" and "upload" in outcome]
+    assert uploads == []
+    assert sim.control is not None
+    labels = [label for _, _, label, _ in drawn(sim.control.diagram(order).svg)[1]]
+    hops = ["load the 3-D Secure method URL", "the page goes on to the gateway", "answer the ACS page",
+            "back from the ACS with its result"]  # fmt: skip
+    assert [label for label in labels if label in hops] == hops, labels
+    assert not any(label.startswith("upload") for label in labels), labels
+
+
 def test_no_card_number_or_cvv_reaches_a_diagram(sim: GatewaySession):
     order = three_ds_sale(sim)
     assert sim.control is not None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -232,16 +233,17 @@ def test_a_locustfile_of_ones_own_extends_gateway_user(tmp_path: Path):
     try:
         run = subprocess.run(
             [sys.executable, "-m", "locust", "-f", "locustfile.py", "--headless", "-u", "2", "-r", "2", "-t", "4s",
-             "--host", simulator.base_url, "--gatekit-max-rps", "500", "--only-summary", "--csv", "out",
-             "--stop-timeout", "10"],
+             "--host", simulator.base_url, "--gatekit-max-rps", "500", "--only-summary", "--stop-timeout", "10"],
             cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120,
         )  # fmt: skip
     finally:
         simulator.stop()
-    stats = (tmp_path / "out_stats.csv").read_text()
-    assert ",checkout," in stats.replace('"', "") and "flow" in stats, run.stdout[-2000:] + run.stderr[-2000:]
-    failures = (tmp_path / "out_failures.csv").read_text()
-    assert "refused" in failures, failures + run.stdout[-2000:]  # the status of an unknown order, by kind
+    # The summary Locust prints once its users have stopped (its --csv files are rewritten every second by a
+    # background writer with no last write at exit: a flow that ends in the last second can be missing from them).
+    printed = run.stdout + run.stderr
+    assert re.search(r"^\s*flow\s+checkout\s+\d+\s+\d+", printed, re.M), printed[-3000:]
+    errors = printed.partition("Error report")[2]
+    assert re.search(r"flow checkout: LoadFailure\('refused: status: ", errors), printed[-3000:]  # counted, by kind
 
 
 def test_the_load_table_of_gatekit_toml_then_the_flags(tmp_path: Path, monkeypatch):

@@ -21,6 +21,7 @@ SPEC_PATHS = {
 FAMILY_PATHS = {
     "/api/v2/make-rebill-sale/{endpointId}", "/api/v2/make-rebill-preauth/{endpointId}",
     "/api/v2/transfer-by-ref/{endpointId}", "/api/v4/payout/{endpointId}", "/api/v4/transfer-by-ref/{endpointId}",
+    "/api/v2/transfer-form/{endpointId}",  # behaviour section 12 (the PHP library's TransferFormQuery)
 }  # fmt: skip
 
 

@@ -137,6 +137,27 @@ def test_pay_on_hosted_page_passes_the_challenge_and_returns_to_the_merchant(
     assert client.status(ids(form)).status is Status.APPROVED
 
 
+def test_the_payer_sends_money_to_another_card_on_the_transfer_page(
+    client: GatewayClient, receiver: CallbackReceiver, payer: Payer
+) -> None:
+    """Behaviour section 12: the transfer page asks for the card the money comes from and the one it goes to."""
+    form = hosted_page(client, receiver, "transfer_form")
+
+    delivered = payer.pay_on_hosted_page(form.redirect_url, card_for("approved"), destination="4444555566661111")
+
+    assert delivered.fields["status"] == "approved" and delivered.fields["orderid"] == form.orderid
+    assert receiver.wait_for_redirect(orderid=form.orderid).control_ok is True
+    status = client.wait_for_final_status(form)
+    assert (status.status, status.transaction_type, status.last_four_digits) == (
+        Status.APPROVED,
+        "transfer",
+        card_for("approved").number[-4:],
+    )
+    paid = next(visit for visit in payer.visits if (visit.action or {}).get("action") == "pay")
+    assert dict(paid.fields)["destination-card-no"].count("*") == 6 and "4444555566661111" not in repr(payer.visits)
+    assert (paid.action or {})["destination"] == "444455******1111"
+
+
 def test_pay_on_hosted_page_stops_at_a_refused_card(
     client: GatewayClient, receiver: CallbackReceiver, payer: Payer
 ) -> None:
@@ -168,13 +189,31 @@ def test_three_ds_v2_method_step_challenge_and_return(
     assert client.wait_for_final_status(ack).status is Status.APPROVED
 
 
-def test_follow_loads_the_method_frame_of_a_status_html(
-    client: GatewayClient, receiver: CallbackReceiver, payer: Payer
+def test_follow_takes_the_gateway_run_road_when_the_merchant_uploads_nothing(
+    client: GatewayClient, receiver: CallbackReceiver
 ) -> None:
-    _, status = start_sale(client, receiver, card_for("3ds-challenge"))
+    """Behaviour 12: the status html loads the method URL in its frame and goes on to the gateway by itself; the
+    ACS returns the payer to the gateway, which sends it back to the merchant with the final status."""
+    ack, status = start_sale(client, receiver, card_for("3ds-challenge"))
     assert not status.redirect_to
+    payer = Payer(merchant_urls=[receiver.redirect_url])
+    with payer.session:
+        acs = payer.follow(status)
+        back = payer.answer_challenge(acs)
+        delivered = payer.return_to_merchant(back)
 
-    assert payer.follow(status).has("threeds-method-done")
+    assert acs.has("challenge-form") and delivered.fields["status"] == "approved" and "cres" not in delivered.fields
+    assert verify_callback_control(delivered.fields, demo.CONTROL_KEY)
+    assert client.status(ids(ack)).status is Status.APPROVED  # nothing uploaded
+    hops = [(visit.step, visit.to) for visit in payer.visits]
+    assert hops == [
+        ("load the 3-D Secure method URL", "acs"),
+        ("submit the form of the status html", "gateway"),  # on to the gateway, which posts the CReq on
+        ("the page submits itself", "acs"),
+        ("answer the 3-D Secure challenge", "acs"),
+        ("the page submits itself", "gateway"),  # the ACS returns the payer to the gateway with the CRes
+        ("go back to the merchant", "merchant"),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -188,12 +227,12 @@ def test_follow_auto_submits_the_html_form_without_redirect_to(
     ack, status = start_sale(client, receiver, three_ds_v1_card())
     html_only = dataclasses.replace(status, redirect_to="")
 
-    acs = payer.follow(html_only)  # POSTs PaReq and MD, as the page's onload does
+    acs = payer.follow(html_only)  # POSTs PaReq, MD and the gateway's TermUrl, as the page's onload does
     fields = payer.redirect_fields(payer.answer_challenge(acs, password))
 
-    assert acs.has("acs-form") and acs.url == status.redirect_to and fields["md"] == ack.orderid
-    client.upload_pares_result(ids(ack), pares=fields["pares"], md=fields["md"])
-    assert client.wait_for_final_status(ack).status is expected
+    assert acs.has("acs-form") and acs.url == status.redirect_to
+    assert fields["status"] == expected.value and "pares" not in fields  # the gateway applied the PaRes itself
+    assert client.status(ids(ack)).status is expected
 
 
 def test_what_the_payer_cannot_do_is_a_payer_error(
@@ -241,10 +280,10 @@ def test_the_wrong_password_fails_the_challenge(
 
     payer.return_to_merchant(payer.answer_challenge(payer.follow(status), PASSWORDS["wrong"]))
     redirect = receiver.wait_for_redirect(orderid=ack.orderid)
-    client.upload_pares_result(ids(ack), pares=redirect.params["pares"], md=redirect.params.get("md", ""))
 
     assert PASSWORDS["right"] == CHALLENGE_PASSWORD != PASSWORDS["wrong"]
-    assert client.wait_for_final_status(ack).status is Status.DECLINED
+    assert redirect.params["status"] == "declined" and redirect.control_ok
+    assert client.status(ids(ack)).status is Status.DECLINED
 
 
 # --- what observers see: every request, masked ------------------------------------------------------
@@ -267,10 +306,11 @@ def test_observers_see_every_request_of_the_payer_masked(client: GatewayClient, 
         "open the hosted payment page",
         "pay on the hosted page",
         "answer the 3-D Secure challenge",
+        "the page submits itself",  # the ACS returns the payer to the gateway (behaviour 12)
         "go back to the merchant",
     ]
     assert visits == as_payer.visits  # the observers see what the payer keeps
-    assert [visit.method for visit in visits] == ["GET", "POST", "GET", "POST", "POST", "POST"]
+    assert [visit.method for visit in visits] == ["GET", "POST", "GET", "POST", "POST", "POST", "POST"]
     assert visits[-1].url == receiver.redirect_url and visits[-1].status_code == 200
     assert dict(visits[1].fields)["cvv2"] == "***" and dict(visits[3].fields)["credit_card_number"].count("*") == 6
     everything = repr(visits)

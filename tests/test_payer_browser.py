@@ -18,6 +18,7 @@ from toolkit.flows import Merchant
 from toolkit.models import Status
 from toolkit.payer.browser import BrowserPayer
 from toolkit.simulator.server import SimulatorServer
+from toolkit.simulator.settings import default_settings
 from toolkit.testdata import card_for, three_ds_v1_card
 
 pytestmark = pytest.mark.skipif(os.environ.get("GATEKIT_BROWSER") == "off", reason="GATEKIT_BROWSER=off")
@@ -43,6 +44,31 @@ def test_a_browser_pays_on_the_hosted_page_through_a_challenge(merchant: Merchan
     redirect = merchant.redirect_for(order)  # the page's own JavaScript posted the outcome back
     assert redirect.control_ok is True and redirect.status == "approved"
     assert merchant.final_status(order).status is Status.APPROVED
+
+
+def test_a_browser_fills_the_transfer_page_with_both_cards(merchant: Merchant, browser: BrowserPayer):
+    """Behaviour section 12: the transfer page asks for the card the money comes from and the one it goes to."""
+    order = merchant.open_form("transfer-form", Decimal("15.00"))
+    browser.open(order.redirect_url)
+    browser.fill_payment_page(card_for("approved"), destination="4444555566661111")
+    redirect = merchant.redirect_for(order)
+    assert redirect.control_ok is True and redirect.status == "approved"
+    status = merchant.final_status(order)
+    assert (status.status, status.transaction_type, status.amount) == (Status.APPROVED, "transfer", Decimal("15.00"))
+
+
+def test_a_browser_fills_the_alternate_transfer_page(browser: BrowserPayer):
+    """The alternate page style names the cards ``pan`` and ``to_pan``, the expiry one ``MM / YY`` field."""
+    settings = default_settings(page_style="alternate")
+    with SimulatorServer(settings) as server, CallbackReceiver(server.client_config().control_key) as receiver:
+        merchant = Merchant(GatewayClient(server.client_config()), receiver)
+        order = merchant.open_form("transfer-form", Decimal("15.00"))
+        browser.open(order.redirect_url)
+        browser.fill_payment_page(card_for("approved"), destination="4444555566661111")
+        assert merchant.redirect_for(order).control_ok is True
+        status = merchant.final_status(order)
+        assert (status.status, status.transaction_type) == (Status.APPROVED, "transfer")
+        merchant.client.close()
 
 
 def test_a_browser_sees_the_field_errors_of_the_page(merchant: Merchant, browser: BrowserPayer):
@@ -111,3 +137,27 @@ def test_an_element_asked_about_mid_navigation_is_asked_again():
     assert _gone(_Asked(WebDriverException("unhandled inspector error: Node does not belong to the document"))) is True
     with pytest.raises(WebDriverException, match="chrome not reachable"):
         _gone(_Asked(WebDriverException("chrome not reachable")))
+
+
+@pytest.mark.parametrize(("password", "final"), [("hint", "approved"), ("not-the-password", "declined")])
+def test_a_browser_shown_the_status_html_goes_the_gateway_run_road(merchant: Merchant, password: str, final: str):
+    """Behaviour 12: the status html, shown as a shop plugin shows it, loads the method URL in its frame and goes on
+    to the gateway by itself; the ACS returns the payer to the gateway, which sends it back with the final status.
+    Nothing is uploaded."""
+    assert merchant.receiver is not None
+    with BrowserPayer(merchant_urls=[merchant.receiver.redirect_url]) as payer:
+        order = merchant.pay("sale", card_for("3ds-challenge"), Decimal("14.00"))
+        payer.show_html(merchant.payer_step(order).html)
+        payer.answer_challenge(password)
+        redirect = merchant.redirect_for(order)
+        payer.collect_visits()
+        hops = [(visit.step, visit.to) for visit in payer.visits]
+
+    assert redirect.control_ok is True and redirect.status == final and "cres" not in redirect.params
+    status = merchant.client.status(client_orderid=order.client_orderid, orderid=order.orderid)
+    assert status.status.value == final and status.get("three-ds-comp-ind") == "Y"  # the frame loaded the method URL
+    assert hops[:2] == [("show the page of the status html", "merchant"), ("load the 3-D Secure method URL", "acs")]
+    gateway = [index for index, (_, to) in enumerate(hops) if to == "gateway"]
+    challenge = hops.index(("answer the 3-D Secure challenge", "acs"))
+    assert gateway and gateway[0] < challenge < gateway[-1], hops  # on to the gateway, and back through it
+    assert hops[-1] == ("go back to the merchant", "merchant"), hops

@@ -62,6 +62,41 @@ def test_the_card_printed_name_is_not_taken_for_the_number() -> None:
 
 
 @pytest.mark.parametrize(
+    ("inputs", "source", "destination"),
+    [
+        ('<input name="credit_card_number" autocomplete="cc-number"><input name="destination-card-no"'
+         ' autocomplete="off"><label for="d">Card number to receive the money</label>', "credit_card_number",
+         "destination-card-no"),
+        ('<label>Send to card <input name="to_pan" autocomplete="off"></label>'
+         '<label>Card number <input name="pan"></label>', "pan", "to_pan"),
+        ('<input name="recipient_card_number"><input placeholder="Your card number" name="c1">', "c1",
+         "recipient_card_number"),
+    ],
+    ids=["gatekit's page", "destination first", "by words only"],
+)  # fmt: skip
+def test_a_transfer_page_takes_the_payer_s_card_and_the_one_that_receives(
+    inputs: str, source: str, destination: str
+) -> None:
+    """Behaviour section 12: the transfer page asks for the source card and the destination card."""
+    form = reading.payment_form(page(f'<form>{inputs}<input name="cvv2"><input name="exp" placeholder="MM/YY">'
+                                     '<input name="holder"></form>'))  # fmt: skip
+    assert reading.card_number_control(form).name == source  # type: ignore[union-attr]
+    assert reading.destination_control(form).name == destination  # type: ignore[union-attr]
+    entries = reading.card_entries(form, CARD, "4444555566661111")
+    assert entries == {source: CARD.number, destination: "4444555566661111", "cvv2": "123", "exp": "03/31",
+                       "holder": "ANN SMITH"}  # fmt: skip
+    assert reading.card_entries(form, CARD)[destination] == reading.DEFAULT_DESTINATION
+
+
+def test_a_page_with_one_card_number_has_no_destination_even_when_it_receives_money() -> None:
+    """A payout page's only card receives the payout: it is the card the payer types, not a destination."""
+    form = reading.payment_form(page('<form><label>Card number to receive the payout <input name="pan"></label>'
+                                     '<input name="exp" placeholder="MM/YY"></form>'))  # fmt: skip
+    assert reading.destination_control(form) is None
+    assert reading.card_entries(form, CARD, "4444555566661111") == {"pan": CARD.number, "exp": "03/31"}
+
+
+@pytest.mark.parametrize(
     ("body", "typed", "pressed"),
     [
         ('<form><input type="password" name="p"><button>Submit</button></form>', {"p": "hint"}, "Submit"),

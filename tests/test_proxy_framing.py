@@ -7,6 +7,9 @@ what reached it is what the proxy forwarded.
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -96,6 +99,46 @@ def test_a_chunked_body_is_read_whole_and_forwarded_with_its_length(
                                                             ("/paynet/api/v2/status/666", b"")]  # fmt: skip
     assert gateway.requests[0].header("Content-Length") == "7"
     assert gateway.requests[0].header("Transfer-Encoding") is None
+
+
+# Node's ``http.request`` without a Content-Length, its body written in two parts (``req.write`` twice, then
+# ``req.end()``): sent chunked.  Two requests on one kept-alive socket; what each got is printed as JSON.
+NODE_TWO_PARTS = """
+const http = require("http");
+const [url, first, second] = process.argv.slice(1);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+const send = () => new Promise((resolve) => {
+  const req = http.request(url, { method: "POST", agent, headers: {
+    "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/vnd.pay+json" } }, (res) => {
+    let body = "";
+    res.on("data", (part) => { body += part; });
+    res.on("end", () => resolve({ status: res.statusCode, chunked: req.chunkedEncoding, reused: req.reusedSocket,
+                                  body }));
+  });
+  req.on("error", (error) => resolve({ error: error.message }));
+  req.write(first);
+  setTimeout(() => { req.write(second); req.end(); }, 50);
+});
+send().then((one) => send().then((two) => { console.log(JSON.stringify([one, two])); agent.destroy(); }));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
+def test_a_node_client_that_writes_its_body_in_two_parts_is_forwarded_whole(
+    proxy: ProxyServer, gateway: RecordingServer
+) -> None:
+    """Issue 36, point 8: Node's ``http.request`` written in two parts got a 411, then its next chunk line was read
+    as a request ("Parse Error" in Node).  Its chunked body is read whole and forwarded with its length, and the
+    connection serves its next request."""
+    url = f"{proxy.base_url}/api/v2/status/1"
+    ran = subprocess.run(["node", "-e", NODE_TWO_PARTS, url, "login=m&client_orderid=", "node-1&orderid=7"],
+                         capture_output=True, text=True, timeout=DEADLINE * 2, check=True)  # fmt: skip
+    answers = json.loads(ran.stdout)
+    assert [(a.get("status"), a.get("chunked")) for a in answers] == [(200, True), (200, True)], answers
+    assert answers[1]["reused"] is True, answers  # (one connection: nothing of the first request was left on it)
+    assert all(a["body"] == "type=status-response\n&status=approved\n" for a in answers), answers
+    assert [r.body for r in gateway.requests] == [b"login=m&client_orderid=node-1&orderid=7"] * 2
+    assert all(r.header("Content-Length") == "39" and r.header("Transfer-Encoding") is None for r in gateway.requests)
 
 
 @pytest.mark.parametrize(

@@ -60,7 +60,7 @@ CATALOGUE_CASES = {
         "1111",
     ),
     "sale / preauth / sale-form / preauth-form": (
-        ("sale", "preauth", "sale_form", "preauth_form"),
+        ("sale", "preauth", "sale_form", "preauth_form", "transfer_form"),  # behaviour 12: the sale-form control
         SALE_FIELDS,
         "51494",
     ),

@@ -247,6 +247,7 @@ def test_form_operations_are_the_catalogue_s():
         "payment_form",
         "account_verification_form",
         "payout_form",
+        "transfer_form",
     }
 
 

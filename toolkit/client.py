@@ -48,6 +48,7 @@ from toolkit.wire import (
     MEDIA_TYPE,
     DecodeError,
     check_answer,
+    content_type_problem,
     decode_request_body,
     decode_response,
     encode_form,
@@ -224,6 +225,9 @@ class GatewayClient:
         an answer above ``max_response_bytes`` or one that is not a gateway response is a ``ProtocolError``.
         """
         op, request = call.operation, call.request
+        wrong_type = content_type_problem(request.headers.get("Content-Type", "")) if self.validate else ""
+        if wrong_type:  # (a prepared call whose headers were changed: refused as the gateway would, behaviour 12)
+            raise InvalidRequestError(op.name, [Problem("Content-Type", wrong_type.removeprefix("Content-Type: "))])
         started = time.monotonic()
         try:
             answer = transport.exchange(
@@ -482,6 +486,10 @@ class GatewayClient:
 
     def transfer_by_ref_v4(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
         return self._typed("transfer_by_ref_v4", AsyncResponse, fields, kw)
+
+    def transfer_form(self, fields: Fields | None = None, /, **kw: Any) -> FormResponse:
+        """A hosted card-to-card transfer: the payer enters both cards on the gateway's page (``redirect_url``)."""
+        return self._typed("transfer_form", FormResponse, fields, kw)
 
     def payout(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
         return self._typed("payout", AsyncResponse, fields, kw)

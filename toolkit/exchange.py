@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -19,6 +19,40 @@ from toolkit.fields import FIELDS
 from toolkit.masking import is_cvv_name, is_pan_name, mask_fields, mask_text
 from toolkit.outcome_values import outcome_values
 from toolkit.wire import encode_form
+
+HeaderItems = Mapping[str, str] | Iterable[tuple[str, str]]  # header fields: a mapping, or pairs a name may repeat in
+
+
+class HeaderFields(Mapping[str, str]):
+    """Header fields in the order they came, a repeated name kept apart in ``fields`` (two ``Set-Cookie`` are two
+    fields, as HTTP and HAR have them); as a mapping, a name reads its values joined by ", " (RFC 9110 5.3), as
+    ``requests`` shows them.  Names are compared as given, as a dict of headers compares them."""
+
+    __slots__ = ("fields",)
+    fields: tuple[tuple[str, str], ...]
+
+    def __init__(self, fields: HeaderItems = ()) -> None:
+        if isinstance(fields, HeaderFields):
+            items: Iterable[tuple[str, str]] = fields.fields
+        else:
+            items = fields.items() if isinstance(fields, Mapping) else fields
+        self.fields = tuple((str(name), str(value)) for name, value in items)
+
+    def __getitem__(self, name: str) -> str:
+        values = [value for field, value in self.fields if field == name]
+        if not values:
+            raise KeyError(name)
+        return ", ".join(values)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys(name for name, _ in self.fields))
+
+    def __len__(self) -> int:
+        return len({name for name, _ in self.fields})
+
+    def __repr__(self) -> str:
+        return f"HeaderFields({list(self.fields)!r})"
+
 
 _PLACEHOLDER = {
     "credit_card_number": "$CARD_NUMBER",
@@ -32,13 +66,15 @@ class Sent:
     """A request as it went out (unmasked: it lives until ``Exchange.capture`` masks it).
 
     ``signed_with``: a word on how it was signed when not with the profile's key (``another key``, or ``a wrong
-    signature`` the proxy found): a replay signs the same way."""
+    signature`` the proxy found): a replay signs the same way.  ``body``: a body that is no form (a proxied
+    client's JSON or text, of which the gateway reads no ``fields``), as text."""
 
     method: str
     url: str
     headers: Mapping[str, str]
     fields: Sequence[tuple[str, str]]
     signed_with: str = ""
+    body: str = ""
 
 
 @dataclass(frozen=True)
@@ -50,7 +86,7 @@ class Answered:
     part), ``left_out`` the bytes of it ``body`` lacks and ``why`` they were left out."""
 
     status_code: int | None
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: HeaderItems = field(default_factory=dict)
     body: str = ""
     error: str | None = None
     size: int | None = None
@@ -62,6 +98,8 @@ class Answered:
 class Exchange:
     """One request and its answer.  Card fields are masked; secrets were never here.
 
+    ``request_body`` is a request body that is no form, as text, masked by value (a proxied client's JSON);
+    ``response_headers`` keep a repeated field apart (``HeaderFields``);
     ``signed_with`` and ``findings`` (what a proxy found wrong with it) are kept for a recording;
     ``body_size`` is the answer body's true size when ``response_body`` is not all of it, ``left_out`` the bytes
     it lacks and ``left_out_why`` why; ``outcome_values`` the public test values sent in masked fields (a test
@@ -85,6 +123,7 @@ class Exchange:
     left_out: int = 0
     left_out_why: str = ""
     outcome_values: Mapping[str, str] = field(default_factory=dict, repr=False)
+    request_body: str = ""
 
     @classmethod
     def capture(
@@ -118,6 +157,7 @@ class Exchange:
             left_out=answered.left_out,
             left_out_why=answered.why,
             outcome_values=outcome_values(sent.fields),
+            request_body=mask_text(sent.body),
         )
 
     def as_curl(self) -> str:
@@ -156,6 +196,14 @@ def masked_pairs(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...
     return tuple(pair for item in items for pair in mask_fields([item]).items())
 
 
-def _masked_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """Headers as sent or received, card data masked by value (a Location or Referer may carry a PAN)."""
-    return {name: mask_text(str(value)) for name, value in headers.items()}
+def _masked_headers(headers: HeaderItems) -> Mapping[str, str]:
+    """Headers as sent or received, card data masked by value (a Location or Referer may carry a PAN); a repeated
+    field kept apart (``HeaderFields``)."""
+    if isinstance(headers, Mapping) and not isinstance(headers, HeaderFields):
+        return {name: mask_text(str(value)) for name, value in headers.items()}
+    return HeaderFields((name, mask_text(value)) for name, value in HeaderFields(headers).fields)
+
+
+def header_fields(headers: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Every field of ``headers``, a repeated one as often as it came (``HeaderFields``), for a HAR."""
+    return list(headers.fields if isinstance(headers, HeaderFields) else headers.items())

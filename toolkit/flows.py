@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from html import escape
 from typing import Any
 
 from toolkit.callbacks import CallbackReceiver, OrderWaker, Received
@@ -24,12 +25,15 @@ from toolkit.models import (
     Status,
     StatusResponse,
 )
+from toolkit.payer.forms import Page
 from toolkit.testdata import orders
 from toolkit.testdata.cards import Card
 from toolkit.waiting import PollAttempt
 
 METHOD_INDICATORS = {"completed": "Y", "timed out": "N", "absent": "U"}
-METHOD_WINDOW = 10  # seconds the gateway waits for the method step's report before it sets N (spec section 8)
+# seconds the gateway waits for the method step's report before it sets N (spec 4.2); the window runs from the
+# method step (the payer's browser loading the method URL), not from the sale (behaviour 12)
+METHOD_WINDOW = 10
 VOID_COMMENT = "cancelled by the merchant"
 
 
@@ -268,6 +272,22 @@ class Merchant:
         """Take the CRes from the payer's redirect and upload it (upload-cres-result)."""
         return self.client.upload_cres_result(
             client_orderid=order.client_orderid, orderid=order.orderid, cres=redirect.params["cres"]
+        )
+
+    def own_authentication_page(self, order: Order, status: StatusResponse) -> str:
+        """Merchant-run 3-D Secure 1.0.2 (behaviour 12): the merchant's own page, which posts the status html's PaReq
+        and MD to the ACS with the merchant's own ``TermUrl`` (its ``redirect_url``): the ACS hands the PaRes to the
+        merchant, who uploads it (``upload_authentication_result``).  Shown as is, the status html would have the
+        gateway apply the PaRes itself (gateway-run)."""
+        page = Page.parse(status.redirect_to or "about:blank", 200, status.html)
+        form = next((form for form in page.forms if "PaReq" in form.fields), None)
+        if form is None:
+            raise FlowError(f"{order}: the status carries no 3-D Secure 1.0.2 PaReq form: {status.raw}")
+        fields = {**form.fields, "TermUrl": order.fields.get("redirect_url", "")}
+        inputs = "".join(f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">' for k, v in fields.items())
+        return (
+            f'<!doctype html><html><body><form id="merchant-acs" method="post" action="{escape(form.action)}">'
+            f'{inputs}</form><script>document.getElementById("merchant-acs").submit();</script></body></html>'
         )
 
     def upload_authentication_result(self, order: Order, redirect: Received) -> AsyncResponse:

@@ -273,8 +273,13 @@ class _MaskPlan:
 
     def __init__(self, names: tuple[str, ...]) -> None:
         joined = "\0".join(names)
-        # (no card number nor known secret in the names)
-        self.names_clean = _digit_count(joined) < _PAN_MIN_DIGITS and not _holds_a_secret(joined)
+        # (no card number, known secret or CVV value in the names: a body that is no form, a JSON text read as one,
+        # has one "name" that holds whole fields, ``{"cvv2": "987", ...``)
+        self.names_clean = (
+            _digit_count(joined) < _PAN_MIN_DIGITS
+            and not _holds_a_secret(joined)
+            and not (_may_hold_a_cvv(joined) and _mask_cvv_values(joined) != joined)
+        )
         rules = [_name_rule(name) for name in names]
         self.text_at = tuple(index for index, rule in enumerate(rules) if rule is _Rule.TEXT)
         self.by_name = tuple(index for index, rule in enumerate(rules) if rule is not _Rule.TEXT)

@@ -87,6 +87,17 @@ class Operation:
     prefixes: tuple[str, ...] = ()  # optional fields known by prefix (``customer_browser_``)
     makes: str = ""  # the kind of transaction that opens the order it makes (``toolkit.lifecycle``), if any
     follow_up: str = ""  # the follow-up it is (``toolkit.lifecycle.FOLLOW_UPS``), if any
+    also_signed: tuple[AuthScheme, ...] = ()  # other OAuth methods the gateway verifies (v4 payout: HMAC-SHA1)
+
+    @property
+    def schemes(self) -> tuple[AuthScheme, ...]:
+        """Every scheme the gateway verifies the operation's requests with: ``auth`` first (the client signs with
+        it), then ``also_signed``."""
+        return (self.auth, *self.also_signed)
+
+    def oauth_scheme(self, method: str) -> AuthScheme | None:
+        """The OAuth scheme an ``oauth_signature_method`` names when the operation takes it; None for another."""
+        return next((scheme for scheme in self.schemes if scheme.is_oauth and scheme.value == method), None)
 
     @property
     def kind(self) -> TransactionKind | None:
@@ -238,8 +249,13 @@ _SECTION_10 = "request fields: behaviour section 10 (the gateway family's docume
 _SECTION_11 = "operation, path, fields and control: behaviour section 11 (the family's public client code)"
 _V4_SPELLING = "client_orderid or client-order-id: either is taken on every v4 operation (behaviour sections 10, 11)"
 _FORM_REDIRECT = (
-    "redirect_url: mandatory on hosted forms (section 10 is silent; the family's public PHP library requires it, "
-    "and the hosted page must send the payer somewhere)"
+    "redirect_url: mandatory on this hosted form (nothing public says otherwise: the family's public PHP library "
+    "requires it on every form; behaviour section 12 makes it optional on sale-form, preauth-form, "
+    "account-verification-form and transfer-form only)"
+)
+_FORM_RESULT_PAGE = (
+    "redirect_url: optional (behaviour section 12, 'as sale'); without it the payer ends on the gateway's own "
+    "result page"
 )
 
 
@@ -315,8 +331,18 @@ def _v4(name: str, path: str, summary: str, required: tuple[str, ...], **details
     )
 
 
-def _form(name: str, path: str, code: str, request: str, summary: str, *assumed: str, makes: str) -> Operation:
-    """Hosted-form operations: as sale without the card fields; a redirect address back (section 10)."""
+def _form(
+    name: str,
+    path: str,
+    code: str | None,
+    request: str | None,
+    summary: str,
+    *assumed: str,
+    makes: str,
+    redirect: bool = False,
+) -> Operation:
+    """Hosted-form operations: as sale without the card fields; a redirect address back (section 10).  ``redirect``:
+    ``redirect_url`` is mandatory (else optional, behaviour section 12: the gateway's own result page ends it)."""
     return Operation(
         name,
         path,
@@ -334,11 +360,11 @@ def _form(name: str, path: str, code: str, request: str, summary: str, *assumed:
             *_CUSTOMER,
             "email",
             "ipaddress",
-            "redirect_url",
+            *(("redirect_url",) if redirect else ()),
         ),
-        optional=(*_FORM_URLS, *_CUSTOMER_OPTIONAL),
+        optional=(*(() if redirect else ("redirect_url",)), *_FORM_URLS, *_CUSTOMER_OPTIONAL),
         control=SALE_CONTROL,
-        assumed=(*assumed, _SECTION_10, _FORM_REDIRECT),
+        assumed=(*assumed, _SECTION_10, _FORM_REDIRECT if redirect else _FORM_RESULT_PAGE),
         makes=makes,
     )
 
@@ -419,6 +445,7 @@ _OPERATIONS = (
         "Universal hosted payment form",
         _ASSUMED_FORM_CONTROL,
         makes="sale",
+        redirect=True,
     ),
     _partial_follow_up(
         "capture",
@@ -497,14 +524,14 @@ _OPERATIONS = (
         ResponseKind.FORM,
         AuthScheme.CONTROL,
         "Hosted-page variant of account verification",
-        required=("client_orderid", "order_desc", *_CUSTOMER, "email", "ipaddress", "redirect_url"),
-        optional=(*_FORM_URLS, *_CUSTOMER_OPTIONAL),
+        required=("client_orderid", "order_desc", *_CUSTOMER, "email", "ipaddress"),
+        optional=("redirect_url", *_FORM_URLS, *_CUSTOMER_OPTIONAL),
         control=VERIFY_CONTROL,
         assumed=(
             "request fields: section 10 says 'as sale, without the card fields'; amount and currency are left "
             "out as for the direct call (a zero-amount operation, spec 4.1); phone stays mandatory ('as sale') "
             "although the family's documentation of this operation does not list it",
-            _FORM_REDIRECT,
+            _FORM_RESULT_PAGE,
         ),
         makes="account-verification",
     ),
@@ -701,6 +728,19 @@ _OPERATIONS = (
         ),
         makes="transfer",
     ),
+    _form(
+        "transfer_form",
+        "/api/v2/transfer-form/{endpointId}",
+        None,
+        None,
+        "Hosted card-to-card transfer: the payer enters the source and the destination card",
+        "operation, path, fields and control: behaviour section 12 (the family's public PHP library, "
+        "TransferFormQuery: the fields and the control of sale-form)",
+        "operation code and request type: not shown; answered as the other hosted forms (async-form-response)",
+        "the page asks for the source card (number, name, expiry, CVV2: its CVV2 chooses the outcome, as on "
+        "sale-form, 3-D Secure included) and the destination card's number (destination-card-no)",
+        makes="transfer",
+    ),
     # 4.4 Payouts
     Operation(
         "payout",
@@ -799,11 +839,12 @@ _OPERATIONS = (
         one_of=(("credit_card_number", "account_number"),),
         together=(_PAYOUT_CARD, ("account_number", *_V4_BANK)),
         optional=(LOGIN, "ipaddress", "purpose", "server_callback_url", "notify_url", "redirect_url"),
+        also_signed=(AuthScheme.OAUTH_HMAC_SHA1,),
         assumed=(
             _SECTION_11,
             "operation code, request and response types: not shown; answered as an AsyncResponse",
-            "auth: RSA-SHA256 as in the v4 examples and spec 9 (section 11 also names HMAC-SHA1, as on the v2 "
-            "payout: the simulator takes RSA-SHA256 only)",
+            "auth: section 11, 'RSA-SHA256 in the examples; HMAC-SHA1 as v2 payout': both are verified; the client "
+            "signs with RSA-SHA256 (spec 9)",
             "a card destination sends all its card fields, a bank destination all its bank fields (section 11 "
             "lists them as two sets)",
         ),

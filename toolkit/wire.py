@@ -34,6 +34,23 @@ class DecodeError(ValueError):
     """A body that is neither a JSON object nor legacy key=value pairs."""
 
 
+def content_type_problem(content_type: str) -> str:
+    """What is wrong with a request's ``Content-Type`` for the gateway, "" when nothing is (spec 2.1: requests are
+    ``application/x-www-form-urlencoded``; any case, any parameter such as ``charset``).
+
+    Behaviour section 12: a servlet-style form reader sees any other body (none, ``text/plain``,
+    ``application/json``) as an empty form.  The simulator refuses such a request with this sentence, the proxy
+    flags it and the client refuses to send it: all three say the same."""
+    if content_type.partition(";")[0].strip().lower() == FORM_TYPE:
+        return ""
+    sent = content_type.strip()
+    shown = (sent if len(sent) <= 60 else sent[:60] + "...") if sent else "missing"
+    return (
+        f"Content-Type: {shown}, not {FORM_TYPE}: the gateway reads form bodies only (spec 2.1) and sees this one "
+        "as an empty form, every field missing"
+    )
+
+
 def asks_for_json(accept: str) -> bool:
     """An ``Accept`` header that asks for ``application/vnd.pay+json`` (behaviour 2), in any case (RFC 9110 8.3.1:
     media types are case-insensitive, so ``Application/Vnd.Pay+JSON`` asks for JSON too)."""

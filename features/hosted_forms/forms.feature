@@ -29,6 +29,22 @@ Feature: Hosted payment pages
       | form                      |
       | account-verification-form |
 
+  @transfer_form
+  Scenario: The payer sends money from one card to another on the transfer page
+    When the merchant opens a transfer-form for 15.00 EUR
+    And the payer enters an approved card and the card that receives the money on the transfer page
+    Then the payer's redirect to the merchant is signed by the gateway
+    And the order is approved
+    And the order's latest transaction is an approved transfer of 15.00 EUR
+
+  @transfer_form @browser
+  Scenario: The transfer page in a real browser
+    When the merchant opens a transfer-form for 15.00 EUR
+    And the payer enters an approved card and the card that receives the money on the transfer page in a real browser
+    Then the payer's redirect to the merchant is signed by the gateway
+    And the order is approved
+    And the order's latest transaction is an approved transfer of 15.00 EUR
+
   @sale_form
   Scenario: The payment page points out a mistyped card number
     When the merchant opens a sale-form for 12.00 EUR

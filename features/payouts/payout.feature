@@ -54,3 +54,8 @@ Feature: Two-step payout
   Scenario: A deposit to a card by the v4 transfer by reference
     When the merchant deposits 6.00 EUR to an approved card
     Then the order is approved
+
+  @transfer_by_ref_v4 @simulator
+  Scenario: A deposit above the payout balance is declined
+    When the merchant deposits 10000.42 EUR to an approved card
+    Then the order is declined with "Insufficient funds"

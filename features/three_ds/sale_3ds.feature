@@ -1,11 +1,65 @@
 @threeds @sale
 Feature: 3-D Secure sale
   A cardholder pays with a card whose issuer authenticates the payer with 3-D Secure.
-  The merchant's back end reports the method step, the payer answers the issuer's challenge,
-  the merchant uploads the result, and the outcome is confirmed by status.
+  Two roads, chosen by what the merchant does. The gateway runs 3-D Secure itself when the merchant
+  shows the payer the page of the status and uploads nothing (what the family's shop plugins do): the
+  page goes through the method step by itself, the payer answers the issuer's challenge, and the
+  gateway sends the payer back with the final outcome. A merchant that runs the steps itself reports
+  the method step, carries the payer's result to the upload operations, and confirms the outcome by status.
 
   Background:
     Given the merchant's back end is listening for callbacks and payer redirects
+
+  @gateway_run
+  Scenario: The gateway runs 3-D Secure for a shop that uploads nothing: the payer passes the challenge
+    Given a card that requires a 3-D Secure challenge
+    When the merchant sends a sale of 10.42 EUR
+    And the merchant shows the 3-D Secure page of the status to the payer's browser
+    And the payer answers the challenge with the right password
+    Then the order is approved
+    And the payer comes back to the merchant with a signed "approved"
+
+  @gateway_run
+  Scenario: The gateway runs 3-D Secure for a shop that uploads nothing: the payer fails the challenge
+    Given a card that requires a 3-D Secure challenge
+    When the merchant sends a sale of 10.42 EUR
+    And the merchant shows the 3-D Secure page of the status to the payer's browser
+    And the payer answers the challenge with a wrong password
+    Then the order is declined with "3-D Secure authentication failed"
+    And the payer comes back to the merchant with a signed "declined"
+
+  @gateway_run @browser
+  Scenario: The gateway runs 3-D Secure for a shop that uploads nothing, in a real browser
+    Given a card that requires a 3-D Secure challenge
+    When the merchant sends a sale of 10.42 EUR
+    And the merchant shows the 3-D Secure page of the status in a real browser, where the payer answers the challenge with the right password
+    Then the order is approved
+    And the payer comes back to the merchant with a signed "approved"
+
+  @gateway_run @callbacks
+  Scenario: The gateway calls back a 3-D Secure sale it ran itself
+    Given a card that requires a 3-D Secure challenge
+    When the merchant sends a sale of 10.42 EUR
+    And the merchant shows the 3-D Secure page of the status to the payer's browser
+    And the payer answers the challenge with the right password
+    Then the gateway calls the merchant back with a signed "approved"
+
+  @gateway_run @simulator
+  Scenario: The gateway runs a frictionless 3-D Secure 2 approval without a challenge
+    Given a card that passes 3-D Secure without a challenge
+    When the merchant sends a sale of 10.42 EUR
+    And the merchant shows the 3-D Secure page of the status to the payer's browser
+    Then the order is approved
+    And the payer comes back to the merchant with a signed "approved"
+
+  @gateway_run
+  Scenario: The gateway runs 3-D Secure 1.0.2 for a shop that uploads nothing
+    Given a 3-D Secure 1.0.2 test card
+    When the merchant sends a sale of 1.00 EUR
+    And the merchant shows the 3-D Secure page of the status to the payer's browser
+    And the payer answers the challenge with the right password
+    Then the order is approved
+    And the payer comes back to the merchant with a signed "approved"
 
   @upload_method_url_result @upload_cres_result
   Scenario: The payer passes the 3-D Secure 2 challenge
@@ -62,6 +116,7 @@ Feature: 3-D Secure sale
   Scenario: The gateway times out a method step the merchant never reports
     Given a card that requires a 3-D Secure challenge
     When the merchant sends a sale of 10.42 EUR
+    And the payer's browser completes the 3-D Secure method step
     And 11 seconds pass on the gateway's clock
     Then the payer is sent to the 3-D Secure challenge
     And the status shows the method step indicator "N"

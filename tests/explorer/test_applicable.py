@@ -35,6 +35,7 @@ OFFERED = {
     "make_rebill_sale": (RETURN,),
     "transfer": (RETURN,),
     "transfer_by_ref": (RETURN,),
+    "transfer_form": (RETURN,),  # a transfer, paid on the hosted page (behaviour section 12)
     "account_verification": (REBILL,),  # its card may be stored, then charged
     "payout": (),
     "payout_v4": (),

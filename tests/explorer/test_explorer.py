@@ -146,10 +146,30 @@ def test_status_button_brings_the_order_up_to_date(panel: Explorer):
     assert "status of sale" in plain(panel.message.value) and "approved" in plain(panel.message.value)
 
 
-def test_payer_button_passes_the_3ds_challenge(panel: Explorer):
+def test_payer_button_passes_the_3ds_challenge_on_the_gateway_run_road_by_default(panel: Explorer):
+    """The shop plugins' way (behaviour 12): the status html shown, the challenge answered, nothing uploaded."""
+    assert panel.road.value == "gateway-run"
     panel.outcome.value = "3-D Secure challenge"
     panel.send_button.click()
     assert "the payer must act" in panel.orders.label
+    assert "run by the gateway" in plain(panel.message.value)
+    panel.payer_button.click()
+    assert panel.model.require_selected().state.value == "approved"  # type: ignore[union-attr]
+    assert "nothing uploaded" in plain(panel.message.value)
+    timeline = plain(panel.panes["timeline"].value)
+    assert "it loaded the 3-D Secure method URL and went on to the gateway by itself" in timeline
+    assert "payer answered the 3-D Secure 2 page with the right password" in timeline
+    assert "payer redirect: status approved (control verified)" in timeline
+    assert [a.operation for a in panel.model.history][1:] == ["payer:status-page", "payer:challenge"]
+    assert not [e for e in panel.model.session.exchanges if e.operation.startswith("upload_")
+                and ("orderid", panel.model.require_selected().orderid) in e.request_fields]  # fmt: skip
+
+
+def test_payer_button_passes_the_3ds_challenge_on_the_merchant_run_road(panel: Explorer):
+    panel.road.value = "merchant-run"
+    panel.outcome.value = "3-D Secure challenge"
+    panel.send_button.click()
+    assert "the merchant reported the method step as completed at once" in plain(panel.message.value)
     panel.payer_button.click()
     assert panel.model.require_selected().state.value == "approved"  # type: ignore[union-attr]
     timeline = plain(panel.panes["timeline"].value)
@@ -160,8 +180,15 @@ def test_payer_button_passes_the_3ds_challenge(panel: Explorer):
     ]  # fmt: skip
 
 
+def test_a_road_the_explorer_does_not_know_is_refused(model: ExplorerModel):
+    with pytest.raises(ValueError, match="the roads are: gateway-run, merchant-run"):
+        model.road = "merchant"
+    assert model.road == "gateway-run"
+
+
 def test_password_and_method_lists_change_what_the_payer_does(panel: Explorer):
     panel.outcome.value = "3-D Secure challenge"
+    panel.road.value = "merchant-run"
     panel.password.value, panel.method.value = "wrong", "absent"
     panel.send_button.click()
     panel.payer_button.click()
@@ -375,7 +402,7 @@ def test_messages_take_the_colour_of_the_outcome(panel: Explorer):
     panel.send_button.click()
     assert "waits for the payer" in plain(panel.message.value) and "#946200" in panel.message.value
     assert not panel.payer_button.disabled
-    assert "the merchant reported the method step as completed at once" in plain(panel.message.value)
+    assert "3-D Secure, run by the gateway: act as the payer" in plain(panel.message.value)
 
 
 def test_every_button_says_what_it_did(panel: Explorer, tmp_path: Path):

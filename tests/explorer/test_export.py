@@ -61,8 +61,10 @@ def test_every_card_outcome_has_a_phrase_but_the_four_digit_cvv():
         (lambda s, o: [Action("sale", created=s), Action("return", s, s, {"amount": "1.00", "currency": "USD"})],
          "return in USD: the suite's return steps are written in EUR"),
         (lambda s, o: [], "nothing to export"),
+        (lambda s, o: [Action("sale", created=s), Action("payer:challenge", s, detail={"road": "gateway-run"})],
+         "the payer answered a challenge the status page was not shown for"),
     ],
-    ids=["no-step", "other-order", "processing", "currency", "empty"],
+    ids=["no-step", "other-order", "processing", "currency", "empty", "gateway-run-challenge-without-its-page"],
 )  # fmt: skip
 def test_the_exporter_refuses_with_a_clear_message(actions: Callable[..., list[Action]], message: str):
     sale = _tracked("sale")
@@ -91,6 +93,8 @@ def test_scenario_names_say_what_was_done():
     actions = [Action("sale", created=sale), Action("payer:challenge", sale), Action("upload_cres_result", sale),
                Action("return", sale, refusal="no")]  # fmt: skip
     assert scenario_name(actions) == "Recorded in the explorer: sale with 3-D Secure, return (refused)"
+    gateway_run = [Action("sale", created=sale), Action("payer:status-page", sale), Action("payer:challenge", sale)]
+    assert scenario_name(gateway_run) == "Recorded in the explorer: sale with 3-D Secure run by the gateway"
 
 
 # --- exported scenarios run green in the suite --------------------------------------------------
@@ -119,10 +123,22 @@ def _preauth_captured_in_part(m: ExplorerModel) -> None:
 
 
 def _three_ds_challenge(m: ExplorerModel) -> None:
+    m.road = "merchant-run"  # the method step reported, the CRes uploaded (behaviour 12)
     m.select_outcome("3-D Secure challenge")
     m.send()
     m.follow_as_payer()
     m.run_step("return", "4.00")
+
+
+def _three_ds_gateway_run(m: ExplorerModel) -> None:
+    """The default road: the status html shown, nothing uploaded; the payer comes back with the final status."""
+    for password in ("right", "wrong"):
+        m.password = password
+        m.select_outcome("3-D Secure challenge")
+        m.send()
+        m.follow_as_payer()
+        if password == "right":
+            m.run_step("return", "4.00")
 
 
 def _card_ref_and_rebill(m: ExplorerModel) -> None:
@@ -142,11 +158,15 @@ def _two_step_payout(m: ExplorerModel) -> None:
     m.send()
 
 
-def _three_ds_v1(m: ExplorerModel) -> None:
-    for label in ("3-D Secure 1.0.2: fully authenticated (1.00)", "3-D Secure 1.0.2: authentication failed (1.02)"):
-        m.select_outcome(label)
-        m.send()
-        m.follow_as_payer()
+def _three_ds_v1(road: str) -> Recipe:
+    def recipe(m: ExplorerModel) -> None:
+        m.road = road
+        for label in ("3-D Secure 1.0.2: fully authenticated (1.00)", "3-D Secure 1.0.2: authentication failed (1.02)"):
+            m.select_outcome(label)
+            m.send()
+            m.follow_as_payer()
+
+    return recipe
 
 
 def _not_enrolled(m: ExplorerModel) -> None:
@@ -213,7 +233,9 @@ COMMITTED: dict[str, Recipe] = {
     "two_step_payout": _two_step_payout,
 }
 MORE: dict[str, Recipe] = {
-    "three_ds_v1": _three_ds_v1,
+    "three_ds_gateway_run": _three_ds_gateway_run,
+    "three_ds_v1_gateway_run": _three_ds_v1("gateway-run"),
+    "three_ds_v1_merchant_run": _three_ds_v1("merchant-run"),
     "not-enrolled": _not_enrolled,
     "declines_and_unknown": _declines_and_unknown,
     "refusals": _refusals,

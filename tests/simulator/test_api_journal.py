@@ -135,19 +135,15 @@ def test_unknown_fields(server: SimulatorServer, client: GatewayClient) -> None:
     [
         ("blanks", "field amount has leading or trailing blanks; the gateway ignores them"),
         ("upper-case control", "control is upper-case hex; the gateway family writes SHA-1 digests in lower case"),
-        ("content type", "Content-Type is text/plain; the spec requires application/x-www-form-urlencoded"),
     ],
-    ids=["blanks", "upper-case control", "content type"],
-)
+    ids=["blanks", "upper-case control"],
+)  # (another Content-Type is refused, or read with a warning when lenient: tests/wire/test_content_type.py)
 def test_other_deviations(server: SimulatorServer, post, with_control, change: str, warning: str) -> None:
     fields = with_control("sale", {k: str(v) for k, v in sale_fields(amount=Decimal("10.42")).items()})
-    headers = {}
     if change == "blanks":
         fields["amount"] = " 10.42 "
-    elif change == "upper-case control":
-        fields["control"] = fields["control"].upper()
     else:
-        headers["Content-Type"] = "text/plain"
-    answer = post("/api/v2/sale/1001", fields, headers=headers)
+        fields["control"] = fields["control"].upper()
+    answer = post("/api/v2/sale/1001", fields)
     assert answer.status_code == 200, answer.text
     assert warning in entry(server, answer.json()["serial-number"])["warnings"]

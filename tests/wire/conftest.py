@@ -1,7 +1,9 @@
-"""One simulator per test module (demo merchant, strict by default), and hand-built request helpers for it."""
+"""One simulator per test module (demo merchant, strict by default; a lenient one where a module asks for it), and
+hand-built request helpers for it."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import pytest
@@ -9,6 +11,7 @@ import pytest
 from tests.wire.gateway import Gateway
 from tests.wire.orders import Orders
 from toolkit.simulator import SimulatorServer
+from toolkit.simulator.settings import default_settings
 
 
 @pytest.fixture(scope="module")
@@ -27,3 +30,16 @@ def gateway(simulator: SimulatorServer) -> Iterator[Gateway]:
 @pytest.fixture(scope="module")
 def orders(gateway: Gateway) -> Orders:
     return Orders(gateway)
+
+
+@pytest.fixture(scope="module")
+def lenient() -> Iterator[SimulatorServer]:
+    with SimulatorServer(dataclasses.replace(default_settings(), lenient=True)) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def lenient_orders(lenient: SimulatorServer) -> Iterator[Orders]:
+    sender = Gateway(lenient.base_url)
+    yield Orders(sender)
+    sender.close()

@@ -3,6 +3,8 @@
 Read by the wire tests and by the interop emulations; never derived from ``toolkit``.  Sources:
 
 - [S10]  ../shared/spec/gateway-behaviour.md section 10 (wins wherever another source differs)
+- [S11], [S12]  the same page's sections 11 (operations the family's client code calls) and 12 (what the
+  family's shop plugins rely on: forms without redirect_url, transfer-form)
 - [SPEC] ../shared/spec/gateway-api.md (paths, auth schemes, control formulas of sections 4.1-4.4)
 - [VEC]  tests/vectors/control.json (control formulas with worked values)
 - [DOC:page]  https://doc.payneteasy.eu/integration/API_commands/<page>.html (the family's public docs)
@@ -114,10 +116,10 @@ _TDS_LENGTHS = {"login": 20, "client-order-id": 128, "orderid": 128}
 _S10_SALE = "[S10] sale, preauth: M/O fields and lengths as listed"
 _S10_FORMS = "[S10] sale-form, preauth-form, account-verification-form: as sale, without the card fields"
 _FORM_REDIRECT = (
-    "redirect_url mandatory on hosted forms: S10 is silent on it (the brief of issue 8 reads it so; a literal"
-    " reading of 'as sale' would make it optional, as on sale); [PHP:Prototype/PaymentFormQuery.php] requires it,"
-    " and a hosted page must send the payer somewhere. Weakest point of the table: the same library also"
-    " requires redirect_url on sale, where S10 does not"
+    "redirect_url optional: [S12] 'sale-form, preauth-form, account-verification-form and transfer-form take"
+    ' redirect_url as optional (section 10: "as sale"); without it the payer ends on the gateway\'s own result'
+    " page'. [PHP:Prototype/PaymentFormQuery.php] requires it, but as the library's own check (it requires it on"
+    " sale too, where S10 does not)"
 )
 
 
@@ -139,7 +141,7 @@ def _payment(name: str) -> Wire:
     )
 
 
-def _form(name: str, *, zero_amount: bool = False) -> Wire:
+def _form(name: str, *, zero_amount: bool = False, sources: tuple[str, ...] = (_S10_FORMS,)) -> Wire:
     money = () if zero_amount else ("amount", "currency")
     notes = [_FORM_REDIRECT]
     if zero_amount:
@@ -155,12 +157,12 @@ def _form(name: str, *, zero_amount: bool = False) -> Wire:
         name,
         f"/api/v2/{name}/{{endpointId}}",
         "control",
-        mandatory=("client_orderid", "order_desc", *money, *_CUSTOMER, "redirect_url", "control"),
-        optional=tuple(n for n in _SALE_OPTIONAL if n != "redirect_url"),
+        mandatory=("client_orderid", "order_desc", *money, *_CUSTOMER, "control"),
+        optional=_SALE_OPTIONAL,
         lengths=_PAYER_LENGTHS,
         control=VERIFY_CONTROL if zero_amount else SALE_CONTROL,
         response=FORM,
-        sources=(_S10_FORMS, "[SPEC 4.1] control and AsyncCheckoutFormRedirect"),
+        sources=(*sources, "[SPEC 4.1] control and AsyncCheckoutFormRedirect"),
         notes=tuple(notes),
     )
 
@@ -201,6 +203,15 @@ WIRES: tuple[Wire, ...] = (
     _form("sale-form"),
     _form("preauth-form"),
     _form("account-verification-form", zero_amount=True),
+    _form(
+        "transfer-form",
+        sources=(
+            "[S12] transfer-form: the hosted form of a card-to-card transfer, with the fields and the control of"
+            " sale-form",
+            "[PHP:TransferFormQuery.php] extends Prototype/PaymentFormQuery.php: the form fields, the sale-form"
+            " control (end point + client id + amount in cents + email + key), answered async-form-response",
+        ),
+    ),
     Wire(
         "account-verification",
         "/api/v2/account-verification/{endpointId}",

@@ -10,7 +10,6 @@ the same requests are accepted and the journal (``GET /_sim/journal``) records a
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from tests.wire.gateway import CONTROL_KEY, LOGIN, PRIVATE_KEY, Answer, Gateway,
 from tests.wire.orders import Orders, new_id
 from tests.wire.table import wire
 from toolkit.simulator import SimulatorServer
-from toolkit.simulator.settings import default_settings, load_settings
+from toolkit.simulator.settings import load_settings
 
 OTHER_LOGIN = "other-shop"
 OTHER_KEY = "OTHER-SHOP-CONTROL-KEY-0001"
@@ -168,19 +167,6 @@ def journal_warnings(root_url: str, answer: Answer, login: str = LOGIN) -> list[
 
 def warned_about(warnings: list[str], *names: str) -> bool:
     return any(names_field(w, n) for w in warnings for n in names)
-
-
-@pytest.fixture(scope="module")
-def lenient() -> Iterator[SimulatorServer]:
-    with SimulatorServer(dataclasses.replace(default_settings(), lenient=True)) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def lenient_orders(lenient: SimulatorServer) -> Iterator[Orders]:
-    gateway = Gateway(lenient.base_url)
-    yield Orders(gateway)
-    gateway.close()
 
 
 def test_lenient_accepts_a_missing_login_and_warns(lenient: SimulatorServer, lenient_orders: Orders) -> None:

@@ -20,7 +20,8 @@ VECTORS = json.loads((_FOLDER / "control.json").read_text())
 VECTORS["vectors"] += json.loads((_FOLDER / "control-family.json").read_text())["vectors"]
 OPERATIONS = {
     "sale, doc example": ("sale",),
-    "sale / preauth / sale-form / preauth-form": ("sale", "preauth", "sale-form", "preauth-form"),
+    # [S12] transfer-form: "the fields and the control of sale-form"
+    "sale / preauth / sale-form / preauth-form": ("sale", "preauth", "sale-form", "preauth-form", "transfer-form"),
     "account-verification(-form)": ("account-verification", "account-verification-form"),
     "capture partial": ("capture",),
     "capture full (no amount sent)": ("capture",),

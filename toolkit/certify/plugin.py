@@ -36,7 +36,7 @@ pytest_plugins = ["toolkit.certify.fixtures"]
 # Gherkin tags in use: flows, kinds of scenario, and every catalogue operation.
 FLOW_TAGS = ("threeds", "returns", "tokenization", "payouts", "preauth", "hosted_forms", "cards", "callbacks",
              "signing", "declines", "simulator", "exported", "chargebacks", "refusals", "strict",
-             "browser")  # fmt: skip
+             "browser", "gateway_run")  # fmt: skip
 _OPEN_STEPS = pytest.StashKey[list[Any]]()  # the Allure steps of the scenario's running Gherkin steps
 
 

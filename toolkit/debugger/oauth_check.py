@@ -163,8 +163,10 @@ def _header_findings(op: Operation, params: dict[str, str], login: str, now: flo
     findings = [Finding(n, "a value", "(missing)", "every oauth parameter is required (spec 5.2)") for n in REQUIRED]
     findings = [f for f in findings if not params.get(f.part)]
     method = params.get("oauth_signature_method", "")
-    if method and method != op.auth.value:
-        findings.append(Finding("oauth_signature_method", op.auth.value, method, f"{op.name} is signed with it"))
+    if method and op.oauth_scheme(method) is None:
+        expected = " or ".join(op.schemes)
+        why = f"{op.name} is signed with {expected}; the gateway refuses another signature method (spec 5.2)"
+        findings.append(Finding("oauth_signature_method", expected, method, why))
     if params.get("oauth_consumer_key", login) != login:
         why = "the consumer key is the merchant login (spec 5.2)"
         findings.append(Finding("oauth_consumer_key", login, params["oauth_consumer_key"], why))
@@ -190,7 +192,7 @@ def diagnose_oauth(
     group_id: str | None,
     now: float | None,
 ) -> Diagnosis:
-    scheme = op.auth.value
+    scheme = " or ".join(op.schemes)
     formula = "POST & URL & sorted RFC 3986 parameters (body + oauth_*), each part encoded once (spec 5.2 rule 3)"
     why_header = "oauth_* parameters belong in the Authorization header, not in the body (spec 5.2 rule 1)"
     in_body = [Finding(n, "(in the header)", "in the body", why_header) for n, _ in pairs if n.startswith("oauth_")]
@@ -207,13 +209,19 @@ def diagnose_oauth(
     if missing:
         verdict = f"incomplete header: {', '.join(missing)} missing (every oauth parameter is required, spec 5.2)"
         return Diagnosis(op.name, scheme, False, verdict, formula, findings=tuple(findings))
+    method = params["oauth_signature_method"]
+    auth = op.oauth_scheme(method)
+    if auth is None:  # (no key can make the gateway take another method: said as such, nothing verified)
+        verdict = f"signature method mismatch: {op.name} is signed with {scheme}, not {method}"
+        return Diagnosis(op.name, scheme, False, verdict, formula, findings=tuple(findings))
+    scheme = auth.value
     params.setdefault("oauth_version", "1.0")
     oauth = oauth_params_from_header(params)
     expected = signature_base_string("POST", url, pairs, oauth)
     signature = params["oauth_signature"]
     shown = (("URL", str(rfc5849.base_string_uri(url))), *((n, mask_value(n, v)) for n, v in pairs))
 
-    compared, expected_value, sent_value = comparable(op.auth, expected, signature, key, public_key)
+    compared, expected_value, sent_value = comparable(auth, expected, signature, key, public_key)
 
     def result(ok: bool, verdict: str, more: list[Finding], notes: tuple[str, ...] = ()) -> Diagnosis:
         masked = mask_base_string(expected)
@@ -233,7 +241,7 @@ def diagnose_oauth(
             masked,
         )
 
-    verify = verifier(op.auth, key, public_key)
+    verify = verifier(auth, key, public_key)
     if verify is None:
         return result(False, "cannot check an RSA-SHA256 signature without the public key", [], ("give public_key=",))
     if verify(expected, signature):
@@ -252,16 +260,16 @@ def diagnose_oauth(
             )
             detail = Finding(named, want, got, hypothesis.why)
             return result(False, f"signature mismatch: {detail.part} — {detail.why}", [detail])
-    for hypothesis, check in other_verifiers(op.auth, key, public_key):
+    for hypothesis, check in other_verifiers(auth, key, public_key):
         if check(expected, signature):
             return result(False, f"signature mismatch: {hypothesis.part} — {hypothesis.why}", [hypothesis])
-    return result(False, *_unexplained(op, sent_value))
+    return result(False, *_unexplained(auth, sent_value))
 
 
-def _unexplained(op: Operation, opened: str) -> tuple[str, list[Finding]]:
+def _unexplained(auth: AuthScheme, opened: str) -> tuple[str, list[Finding]]:
     """No mistake reproduces the signature: an RSA signature that opens was made with the merchant's key pair
     over other content (the body changed after signing); otherwise the key is the suspect."""
-    if op.auth is AuthScheme.OAUTH_RSA_SHA256 and opened != NOT_OPENED:
+    if auth is AuthScheme.OAUTH_RSA_SHA256 and opened != NOT_OPENED:
         why = (
             "the signature opens with the merchant's public key, so the key pair is right, but it carries the "
             "SHA-256 digest of another base string: the body was changed after it was signed (sign last, exactly "
@@ -269,7 +277,7 @@ def _unexplained(op: Operation, opened: str) -> tuple[str, list[Finding]]:
         )
         finding = Finding("body", "the body that was signed", "another body", why)
         return "signature mismatch: the body was changed after signing (the key pair is right)", [finding]
-    if op.auth is AuthScheme.OAUTH_RSA_SHA256:
+    if auth is AuthScheme.OAUTH_RSA_SHA256:
         why = (
             "the signature does not open with the merchant's public key: it was made with another private key "
             "(the gateway verifies with the public key it holds for the merchant)"

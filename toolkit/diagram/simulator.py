@@ -3,7 +3,8 @@
 - ``/_sim/journal`` entries: the merchant's requests (operation, HTTP status, answer type, error);
 - ``/_sim/callbacks`` deliveries: every attempt of every callback (HTTP status or error, duration);
 - ``/_sim/orders/{orderid}``: the 3-D Secure steps of the payer (``method_loaded_at``,
-  ``acs_answered_at``) and the order's transactions.
+  ``acs_answered_at``), the gateway's own hops when it runs 3-D Secure (``gateway_continued_at``,
+  ``gateway_applied_at``) and the order's transactions.
 
 Times are the simulator's clock (epoch seconds).  The journal and the deliveries are masked by the
 simulator; labels are masked once more here.
@@ -15,14 +16,16 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from toolkit.diagram.model import Arrow, Tone, collapse, in_time_order, tone_of_status
+from toolkit.diagram.model import Arrow, Lane, Tone, collapse, in_time_order, tone_of_status
 from toolkit.diagram.records import money_of
 from toolkit.masking import mask_text
 
 JSON = Mapping[str, Any]
-PAYER_STEPS = (
-    ("method_loaded_at", "load the 3-D Secure method URL", "the method step done"),
-    ("acs_answered_at", "answer the ACS page", "answered"),
+PAYER_STEPS: tuple[tuple[str, Lane, str, str], ...] = (
+    ("method_loaded_at", "acs", "load the 3-D Secure method URL", "the method step done"),
+    ("gateway_continued_at", "gateway", "the page goes on to the gateway", "the gateway applies the method result"),
+    ("acs_answered_at", "acs", "answer the ACS page", "answered"),
+    ("gateway_applied_at", "gateway", "back from the ACS with its result", "the gateway applies it"),
 )
 
 
@@ -72,14 +75,15 @@ def delivery_arrows(delivery: JSON) -> list[Arrow]:
 
 
 def payer_arrows(order: JSON) -> list[Arrow]:
-    """The payer's 3-D Secure steps the simulator saw (the ACS pages are the simulator's)."""
+    """The payer's 3-D Secure steps the simulator saw (the ACS pages are the simulator's), and the gateway's own
+    hops on the gateway-run road (behaviour 12)."""
     arrows = []
     for tx in order.get("transactions") or ():
         extra = tx.get("extra") or {}
-        for key, step, shows in PAYER_STEPS:
+        for key, lane, step, shows in PAYER_STEPS:
             if key in extra:
                 arrows.append(
-                    Arrow("payer", "acs", step, shows, "plain", _when(extra[key]), None, 1, str(tx["orderid"]))
+                    Arrow("payer", lane, step, shows, "plain", _when(extra[key]), None, 1, str(tx["orderid"]))
                 )
     return arrows
 

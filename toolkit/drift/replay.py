@@ -254,7 +254,8 @@ class ScenarioReplay:
             if step == "open":
                 self._open(item.url)
             elif step == "pay" and page is not None:
-                self.payer.fill_payment_page(page, _card(action.get("card", {})))
+                destination = str(action.get("destination", ""))  # (a transfer page's, masked: made up alike)
+                self.payer.fill_payment_page(page, _card(action.get("card", {})), card_number(destination) or None)
             elif step == "challenge" and page is not None:
                 self.payer.answer_challenge(page, self.payer.settings.password(str(action.get("answer", "right"))))
             elif step == "method" and self.last_status is not None:

@@ -21,7 +21,8 @@ class StepContext(Protocol):
     history: list[Action]
     password: str  # "right" or "wrong": what the payer types on the ACS page
     method_result: str  # how the merchant reports the 3-D Secure method step ("completed", "timed out"...)
-    auto_method: bool  # the method step right after Send
+    auto_method: bool  # merchant-run: the method step reported right after Send
+    road: str  # who runs 3-D Secure on an order nobody uploaded to yet: "gateway-run" or "merchant-run"
 
     def track(self, order: Order, parent: Tracked | None = None, *, select: bool = True) -> Tracked: ...
 

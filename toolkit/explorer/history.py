@@ -9,10 +9,33 @@ from dataclasses import dataclass, field
 from toolkit.display.html import Tone, tone_of
 from toolkit.display.views import decoded_answer
 from toolkit.exchange import Exchange
-from toolkit.exporter.records import METHOD_LAPSED, PAYER_CHALLENGE, PAYER_HOSTED, PAYER_METHOD, Action, Tracked
+from toolkit.exporter.records import (
+    GATEWAY_RUN,
+    MERCHANT_RUN,
+    METHOD_LAPSED,
+    PAYER_CHALLENGE,
+    PAYER_HOSTED,
+    PAYER_METHOD,
+    PAYER_STATUS_PAGE,
+    ROADS,
+    Action,
+    Tracked,
+)
 from toolkit.models import StatusResponse
 
-__all__ = ["METHOD_LAPSED", "PAYER_CHALLENGE", "PAYER_HOSTED", "PAYER_METHOD", "Action", "Result", "Tracked"]
+__all__ = [
+    "GATEWAY_RUN",
+    "MERCHANT_RUN",
+    "METHOD_LAPSED",
+    "PAYER_CHALLENGE",
+    "PAYER_HOSTED",
+    "PAYER_METHOD",
+    "PAYER_STATUS_PAGE",
+    "ROADS",
+    "Action",
+    "Result",
+    "Tracked",
+]
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,10 @@ it, and follow what happens: the masked request, what was signed, the answer, th
 timeline.  Then act as the payer (3-D Secure, hosted pages) or run the next step of the flow on the
 selected order.  Every action is recorded in ``history``; ``export()`` writes it as a Gherkin
 scenario of the certification suite (``toolkit.exporter.feature``).
+
+3-D Secure takes one of two roads (``road``, behaviour 12): ``gateway-run`` (the default, what the shop
+plugins do: the status html shown to the payer, nothing uploaded, the order final when the payer comes
+back) or ``merchant-run`` (the method step reported, the CRes / PaRes uploaded: ``toolkit.explorer.payerflow``).
 """
 
 from __future__ import annotations
@@ -19,13 +23,13 @@ from toolkit.exchange import Exchange
 from toolkit.explorer import applicable, forms
 from toolkit.explorer.flowsteps import STEPS, StepRunner
 from toolkit.explorer.formstate import FormState
-from toolkit.explorer.history import Action, Result, Tracked
+from toolkit.explorer.history import GATEWAY_RUN, ROADS, Action, Result, Tracked
 from toolkit.explorer.payerflow import PayerFlow
 from toolkit.explorer.session import GatewaySession
 from toolkit.explorer.timeline import Event
 from toolkit.exporter.feature import export_feature
 from toolkit.exporter.place import default_export_path, how_to_run
-from toolkit.flows import METHOD_INDICATORS, Order
+from toolkit.flows import METHOD_INDICATORS, FlowError, Order
 from toolkit.masking import mask_fields
 from toolkit.models import AsyncResponse, CardRefResponse, FormResponse, Status, StatusResponse
 from toolkit.operations import Operation
@@ -52,11 +56,24 @@ class ExplorerModel(FormState):
         self.shown: Result | None = None  # what the request, signature and response tabs show
         self.password = PASSWORDS[0]
         self.method_result = METHOD_RESULTS[0]
-        self.auto_method = True  # do the 3-D Secure method step right after Send (its window is 10 s)
+        self._road = GATEWAY_RUN
+        self.auto_method = True  # merchant-run: report the method step right after Send (10 s from the load)
         self.export_text = ""
         self.include_callbacks = False
         self._steps = StepRunner(self)
         super().__init__(operation)
+
+    @property
+    def road(self) -> str:
+        """Who runs 3-D Secure on an order nobody uploaded to yet (behaviour 12): ``gateway-run`` (the status html
+        shown to the payer, nothing uploaded) or ``merchant-run`` (the method step reported, the result uploaded)."""
+        return self._road
+
+    @road.setter
+    def road(self, road: str) -> None:
+        if road not in ROADS:
+            raise ValueError(f"no 3-D Secure road {road!r}; the roads are: {', '.join(ROADS)}")
+        self._road = road
 
     # --- the form (FormState), as this model fills it -------------------------------------------------
 
@@ -202,14 +219,15 @@ class ExplorerModel(FormState):
     # --- the payer and the next steps -------------------------------------------------------------
 
     def follow_as_payer(self) -> Result:
-        """Do what the payer must: 3-D Secure (method step, challenge or 1.0.2 page) or the hosted page."""
+        """Do what the payer must: 3-D Secure on the order's road (``road``: the status html shown, or the method
+        step, the challenge or 1.0.2 page and the uploads), or the hosted page."""
         tracked = self.require_selected()
         mark = len(self.session.exchanges)
         try:
             message = PayerFlow(self).run(tracked)
         except ApiError as exc:
             return self._show(Result(f"refused on {tracked.orderid}", False, exc.error_message, self._since(mark)))
-        except (GatewayError, PayerError, LookupError, CallbackTimeout) as exc:
+        except (GatewayError, PayerError, FlowError, LookupError, CallbackTimeout) as exc:
             return self._show(Result(f"payer on {tracked.orderid}", False, str(exc), self._since(mark)))
         return self._show(Result(f"payer on {tracked.label}", True, message, self._since(mark), tracked.status))
 
@@ -310,4 +328,4 @@ def said(status: StatusResponse | None) -> str:
     return f" is {status.status.value}{why}"
 
 
-__all__ = ["METHOD_RESULTS", "PASSWORDS", "ExplorerModel", "Result"]
+__all__ = ["METHOD_RESULTS", "PASSWORDS", "ROADS", "ExplorerModel", "Result"]

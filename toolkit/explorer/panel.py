@@ -5,8 +5,9 @@
 
 Compact: the operation, the outcome and Send on top; the request's fields folded (required ones
 pre-filled, optional ones apart); the selected order with Status, Act as the payer and the next
-steps that apply; export and save; one message in the colour of the outcome; tabs with the
-request, the signature, the response, the order's sequence diagram and the export.  Where widgets
+steps that apply; export and save; the payer's options (who runs 3-D Secure, the challenge password,
+the method step); one message in the colour of the outcome; tabs with the request, the signature,
+the response, the order's sequence diagram and the export.  Where widgets
 cannot render, the panel shows a static picture of itself (``snapshot``).
 
 Widgets only read the model (``render``) and call it (button clicks, value changes), so tests drive
@@ -26,6 +27,7 @@ from toolkit.errors import GatewayError
 from toolkit.explorer import panel_views as views
 from toolkit.explorer.flowsteps import STEPS
 from toolkit.explorer.forms import FormField
+from toolkit.explorer.history import GATEWAY_RUN, MERCHANT_RUN
 from toolkit.explorer.model import METHOD_RESULTS, PASSWORDS, ExplorerModel
 from toolkit.explorer.session import GatewaySession
 from toolkit.explorer.timeline import Event
@@ -39,6 +41,10 @@ TABS = ("request", "signature", "response", "timeline", "export")
 _EXPECTED = (GatewayError, ExportError, LookupError, ValueError)
 _NARROW = {"description_width": "initial"}
 _FIELD = {"description_width": "170px"}
+ROAD_LABELS = (
+    ("the gateway (the status html shown, nothing uploaded)", GATEWAY_RUN),
+    ("the merchant (its own pages, the uploads)", MERCHANT_RUN),
+)
 
 
 def _button(description: str, tip: str = "", **options: Any) -> W.Button:
@@ -68,9 +74,11 @@ class Explorer:
         self.payer_button = _button("Act as the payer", "3-D Secure or the hosted page", button_style="info")
         self.amount = W.Text(placeholder="amount (blank: all that is left)", layout=W.Layout(width="220px"))
         self.step_buttons = {step: _button(step.capitalize()) for step in STEPS}
+        self.road = W.Dropdown(options=ROAD_LABELS, value=model.road, description="3-D Secure run by",
+                               style=_NARROW, layout=W.Layout(width="480px"))  # fmt: skip
         self.password = W.Dropdown(options=PASSWORDS, description="challenge password", style=_NARROW)
-        self.method = W.Dropdown(options=METHOD_RESULTS, description="method step", style=_NARROW)
-        self.auto_method = W.Checkbox(value=True, description="do the 3-D Secure method step right after Send",
+        self.method = W.Dropdown(options=METHOD_RESULTS, description="method step (merchant-run)", style=_NARROW)
+        self.auto_method = W.Checkbox(value=True, description="merchant-run: report the method step right after Send",
                                       style=_NARROW, layout=W.Layout(width="auto"))  # fmt: skip
         self.export_button = _button("Export scenario", "what was done, as a scenario of the suite", icon="file-text")
         self.new_scenario_button = _button("New scenario", "forget the actions recorded so far")
@@ -80,7 +88,9 @@ class Explorer:
                                 style=_NARROW, layout=W.Layout(width="420px"))  # fmt: skip
         self.save_button = _button("Save", "write the export to this file", icon="save")
         self.options = W.Accordion(
-            children=[W.VBox([W.HBox([self.password, self.method]), self.auto_method, self.include_callbacks])],
+            children=[
+                W.VBox([self.road, W.HBox([self.password, self.method]), self.auto_method, self.include_callbacks])
+            ],
             titles=("payer and export options",),
         )
         self.message = W.HTML()
@@ -114,6 +124,7 @@ class Explorer:
         self._on_change(self.outcome, lambda label: model.select_outcome(label) if model.outcomes else None)
         self._on_change(self.card, lambda label: model.select_card(label) if model.cards else None)
         self._on_change(self.orders, lambda key: model.select_order(key) if key else None)
+        self._on_change(self.road, lambda value: setattr(model, "road", value))
         self._on_change(self.password, lambda value: setattr(model, "password", value))
         self._on_change(self.method, lambda value: setattr(model, "method_result", value))
         self._on_change(self.auto_method, lambda value: setattr(model, "auto_method", value))
@@ -171,6 +182,7 @@ class Explorer:
             self._render_form()
             self.orders.options = [(t.label, t.key) for t in model.orders] or [("(no order yet)", "")]
             self.orders.value = model.selected.key if model.selected else ""
+            self.road.value = model.road
             self.auto_method.value = model.auto_method
             self.include_callbacks.value = model.include_callbacks
         finally:

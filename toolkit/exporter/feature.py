@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from toolkit.exporter.gherkin import ExportError, Writer, render, stable_text
 from toolkit.exporter.phrases import CONTINUATIONS, EXPRESSIBLE, HANDLERS
-from toolkit.exporter.records import METHOD_LAPSED, PAYER_CHALLENGE, PAYER_HOSTED, Action
+from toolkit.exporter.records import PAYER_CHALLENGE, PAYER_HOSTED, PAYER_STATUS_PAGE, Action
 from toolkit.operations import OPERATIONS
 
 FEATURE = "Scenarios recorded in the gatekit explorer"
@@ -27,7 +27,9 @@ def scenario_name(actions: Sequence[Action]) -> str:
     """``Recorded in the explorer: sale with 3-D Secure, return x2``: the operations, in order."""
     names: list[str] = []
     for action in actions:
-        if action.operation == PAYER_CHALLENGE and names:
+        if action.operation == PAYER_STATUS_PAGE and names:
+            names[-1] += " with 3-D Secure run by the gateway"
+        elif action.operation == PAYER_CHALLENGE and names and "3-D Secure" not in names[-1]:
             names[-1] += " with 3-D Secure"
         elif action.operation == PAYER_HOSTED and names:
             names[-1] += " paid by the payer"
@@ -67,8 +69,8 @@ def export_feature(
         writer.flush()
     except ExportError as exc:
         raise ExportError(f"at the end: {exc}") from None
-    lapsed = {"upload_method_url_result"} if any(a.operation == METHOD_LAPSED for a in actions) else set()
-    tags = sorted({a.operation for a in actions if a.operation in OPERATIONS} | lapsed)
+    gateway_run = {"gateway_run"} if any(a.operation == PAYER_STATUS_PAGE for a in actions) else set()
+    tags = sorted({a.operation for a in actions if a.operation in OPERATIONS} | gateway_run)
     lines = [
         "@exported",
         f"Feature: {feature}",

@@ -68,6 +68,7 @@ class Writer:
     paid: set[int] = field(default_factory=set)
     challenged: set[int] = field(default_factory=set)
     methods: set[int] = field(default_factory=set)
+    gateway_run: set[int] = field(default_factory=set)  # orders whose status page was shown (behaviour 12)
 
     def add(self, keyword: str, text: str) -> None:
         self.steps.append((keyword, text))
@@ -97,18 +98,28 @@ class Writer:
         status = final_state(tracked)
         if status is Status.APPROVED:
             self.add("Then", "the order is approved")
+            self._came_back(tracked, status)
             self._approved_extras(tracked)
         elif status is Status.DECLINED:
             message = tracked.status.error_message if tracked.status else ""
             self.add("Then", f'the order is declined with "{stable_text(message)}"')
+            self._came_back(tracked, status)
         elif status is Status.UNKNOWN:
             self.add("Then", "the status is unknown")
         else:
             raise ExportError(f"{tracked.label}: no step checks a {status.value} order")
 
+    def _came_back(self, tracked: Tracked, status: Status) -> None:
+        """Gateway-run: the gateway sent the payer back with the final status, signed (nothing to upload)."""
+        redirect = tracked.redirect
+        signed = redirect is not None and redirect.control_ok and redirect.status == status.value
+        if id(tracked) in self.gateway_run and signed:
+            self.add("Then", f'the payer comes back to the merchant with a signed "{status.value}"')
+
     def _approved_extras(self, tracked: Tracked) -> None:
         redirect = tracked.redirect
-        if redirect is not None and redirect.control_ok and id(tracked) in self.challenged:
+        merchant_run = id(tracked) in self.challenged and id(tracked) not in self.gateway_run
+        if redirect is not None and redirect.control_ok and merchant_run:
             self.add("Then", "the payer's redirect to the merchant is signed by the gateway")
         indicator = tracked.status.get("three-ds-comp-ind") if tracked.status else ""
         if id(tracked) in self.methods and id(tracked) not in self.challenged and indicator:

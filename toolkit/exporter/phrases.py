@@ -9,8 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from toolkit.exporter.gherkin import ExportError, Writer, money
-from toolkit.exporter.records import METHOD_LAPSED, PAYER_CHALLENGE, PAYER_HOSTED, PAYER_METHOD, Action, Tracked
-from toolkit.flows import METHOD_INDICATORS
+from toolkit.exporter.records import (
+    GATEWAY_RUN,
+    METHOD_LAPSED,
+    PAYER_CHALLENGE,
+    PAYER_HOSTED,
+    PAYER_METHOD,
+    PAYER_STATUS_PAGE,
+    Action,
+    Tracked,
+)
+from toolkit.flows import METHOD_INDICATORS, METHOD_WINDOW
 from toolkit.models import Status
 from toolkit.testdata.outcomes import amount_for_currency, outcome_for_amount, outcome_for_cvv
 
@@ -31,7 +40,7 @@ METHOD_HOW = {indicator: how for how, indicator in METHOD_INDICATORS.items()}  #
 EXPRESSIBLE = (
     "sale (any card outcome), account verification, an approved preauth, capture, return, void, "
     "card reference + rebill, v2 payout, payout check + pay, hosted forms paid with an approved card, "
-    "3-D Secure as the payer, status by client_orderid"
+    "3-D Secure as the payer (run by the gateway, or by the merchant with the uploads), status by client_orderid"
 )
 
 
@@ -222,10 +231,22 @@ def _report_method(w: Writer, a: Action) -> None:
 
 
 def _method_lapsed(w: Writer, a: Action) -> None:
+    """A comment: what the steps that follow do reaches the same state at once (a report of N, or the status page)."""
+    w.on_order(a, a.target)
+    w.add(
+        "#",
+        f"in the explorer nobody reported the method step within {METHOD_WINDOW} s of the load: the gateway timed it "
+        "out (N)",
+    )
+
+
+def _status_page(w: Writer, a: Action) -> None:
+    """Gateway-run (behaviour 12): the status html shown to the payer's browser; it goes on by itself."""
     tracked = w.on_order(a, a.target)
-    w.add("#", "in the explorer nobody reported the method step in time: the gateway timed it out (N)")
-    w.add("When", "the merchant reports the method step as timed out")
-    w.methods.add(id(tracked))
+    if tracked.operation != "sale":
+        raise ExportError(f"3-D Secure on a {tracked.operation}: the suite shows the status page of a sale")
+    w.add("When", "the merchant shows the 3-D Secure page of the status to the payer's browser")
+    w.gateway_run.add(id(tracked))
 
 
 def _challenge(w: Writer, a: Action) -> None:
@@ -233,7 +254,11 @@ def _challenge(w: Writer, a: Action) -> None:
     right = a.detail.get("password") == "right"
     if tracked.operation != "sale":
         raise ExportError(f"3-D Secure on a {tracked.operation}: the suite's challenge steps follow a sale")
-    if a.detail.get("version") == "1.0.2":
+    if a.detail.get("road") == GATEWAY_RUN:  # the page the status html went on to, either version
+        if id(tracked) not in w.gateway_run:
+            raise ExportError("the payer answered a challenge the status page was not shown for")
+        w.add("When", f"the payer answers the challenge with {'the right' if right else 'a wrong'} password")
+    elif a.detail.get("version") == "1.0.2":
         if not right:
             raise ExportError("no step answers the 3-D Secure 1.0.2 page with a wrong password")
         w.add("When", "the payer authenticates on the issuer's 3-D Secure 1.0.2 page")
@@ -286,6 +311,7 @@ HANDLERS: dict[str, Callable[[Writer, Action], None]] = {
     **dict.fromkeys(("sale_form", "preauth_form", "payment_form", "account_verification_form", "payout_form"), _form),
     PAYER_HOSTED: _hosted,
     PAYER_METHOD: _method,
+    PAYER_STATUS_PAGE: _status_page,
     "upload_method_url_result": _report_method,
     METHOD_LAPSED: _method_lapsed,
     PAYER_CHALLENGE: _challenge,
@@ -294,5 +320,5 @@ HANDLERS: dict[str, Callable[[Writer, Action], None]] = {
     "status": _status,
     "get_card_info": _comment("card information asked (not a step of its own)"),
 }
-CONTINUATIONS = frozenset({PAYER_METHOD, PAYER_CHALLENGE, PAYER_HOSTED, METHOD_LAPSED, "upload_method_url_result",
-                           "upload_cres_result", "upload_pares_result"})  # fmt: skip
+CONTINUATIONS = frozenset({PAYER_METHOD, PAYER_STATUS_PAGE, PAYER_CHALLENGE, PAYER_HOSTED, METHOD_LAPSED,
+                           "upload_method_url_result", "upload_cres_result", "upload_pares_result"})  # fmt: skip

@@ -18,9 +18,15 @@ from toolkit.models import Status, StatusResponse
 from toolkit.testdata.outcomes import is_three_ds_v1_card
 
 PAYER_METHOD = "payer:method"  # the payer's browser loaded the 3-D Secure method URL
+PAYER_STATUS_PAGE = "payer:status-page"  # the merchant showed the status html; it went on by itself (gateway-run)
 PAYER_CHALLENGE = "payer:challenge"  # the payer answered the ACS page (2.x challenge or 1.0.2)
 PAYER_HOSTED = "payer:hosted"  # the payer paid on a hosted page
-METHOD_LAPSED = "gateway:method-timed-out"  # nobody reported the method step in time: the gateway set N
+METHOD_LAPSED = "gateway:method-timed-out"  # the method URL was loaded, nobody reported it in time: the gateway set N
+
+# The two roads through 3-D Secure (behaviour 12): the gateway runs it (the merchant shows the status html and
+# uploads nothing: the shop plugins' way, the default), or the merchant does, on its own pages, with the uploads.
+GATEWAY_RUN, MERCHANT_RUN = "gateway-run", "merchant-run"
+ROADS = (GATEWAY_RUN, MERCHANT_RUN)
 
 
 @dataclass(eq=False)
@@ -33,7 +39,8 @@ class Tracked:
     card_ref_id: str = ""
     redirect: Received | None = None  # the payer's redirect back to the merchant, as the receiver recorded it
     callbacks: tuple[Received, ...] = ()
-    method: str = ""  # how the 3-D Secure method step went: completed, timed out, absent (reported), lapsed
+    method: str = ""  # the 3-D Secure method step: loaded (not reported yet), completed, timed out, absent, lapsed
+    road: str = ""  # merchant-run once the merchant uploaded a step result (or showed its own 1.0.2 page)
 
     @property
     def acs_result(self) -> dict[str, str]:

@@ -8,18 +8,21 @@ Chromium and ChromeDriver come from Debian (``chromium``, ``chromium-driver``; `
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
-from toolkit.masking import mask_fields, mask_html, mask_text
+from toolkit.masking import mask_fields, mask_html, mask_pan, mask_text
 from toolkit.payer import reading
 from toolkit.payer.forms import Button, Form, Page
 from toolkit.payer.http import CARD_FIELDS, PayerError
@@ -256,6 +259,7 @@ class BrowserPayer:
             to = told or to
         elif navigation.frame != self._main_frame:
             step = "load the 3-D Secure method URL" if navigation.method == "GET" else "submit a form in a frame"
+            to = to if reading.is_payment_page(page, self.settings) else "acs"  # (the method URL is the ACS's)
         else:
             step = {"merchant": "go back to the merchant", "acs": "go to the issuer's 3-D Secure page"}.get(
                 to, "follow the page (it submits itself)"
@@ -299,6 +303,18 @@ class BrowserPayer:
         self._record(("GET", url, None), "open the page", None, started)
         self.snapshot("opened the page")
 
+    def show_html(self, html: str) -> None:
+        """Show ``html`` as a merchant's page shows it (a shop plugin echoes the status answer's): the browser runs
+        its scripts by itself (the method URL in a hidden frame, then on to the gateway, the ACS: the gateway-run
+        road of behaviour 12).  The page comes from a loopback address of its own, served once (a ``data:`` page
+        may not load a loopback gateway's frame: Chromium's local network access checks)."""
+        self._acting("show the page of the status html", "merchant")
+        started = time.monotonic()
+        self._action = {"action": "follow"}
+        with _served_once(html) as url:
+            self.driver.get(url)
+        self._record(("GET", url, None), "show the page of the status html", "merchant", started)
+
     def snapshot(self, what: str) -> None:
         """Show the page as it is now to the observers (``what``: what the payer just did)."""
         if not self.observers:
@@ -333,8 +349,11 @@ class BrowserPayer:
         png: bytes = self.driver.get_screenshot_as_png()
         return png
 
-    def fill_payment_page(self, card: Card, **overrides: str) -> None:
-        """Type the card into the payment form (in a frame too), press its pay button, wait for the next page."""
+    def fill_payment_page(self, card: Card, destination: str | None = None, **overrides: str) -> None:
+        """Type the card into the payment form (in a frame too), press its pay button, wait for the next page.
+
+        ``destination``: the number of the card that receives the money, on a page that asks for one (a transfer
+        page; default ``reading.DEFAULT_DESTINATION``)."""
         page = self._wait_for(
             lambda shown: reading.is_payment_page(shown, self.settings),
             "a payment form",
@@ -343,13 +362,17 @@ class BrowserPayer:
         form = reading.payment_form(page, self.settings)
         typed = replace(card, **{CARD_FIELDS[name]: value for name, value in overrides.items()})
         try:
-            entries = reading.card_entries(form, typed)
+            entries = reading.card_entries(form, typed, destination)
         except NotFound as exc:
             raise self.lost(str(exc), page) from None
         element = self._type(form, entries)
         self._acting("pay on the hosted page", "gateway")
         started = time.monotonic()
-        self._action = {"action": "pay", "card": card_action(typed)}
+        self._action = {
+            "action": "pay",
+            "card": card_action(typed),
+            **({"destination": mask_pan(destination)} if destination else {}),
+        }
         self._press(element, form, reading.submit_button(form))
         self._record((form.method.upper(), form.action, entries), "pay on the hosted page", "gateway", started)
         self.snapshot("pressed pay")
@@ -435,6 +458,33 @@ class BrowserPayer:
         from selenium.webdriver.support.ui import WebDriverWait
 
         WebDriverWait(self.driver, self.wait).until(lambda driver: _gone(element))
+
+
+@contextlib.contextmanager
+def _served_once(html: str) -> Iterator[str]:
+    """``html`` at a loopback address while the block runs (the merchant's page that shows it)."""
+    body = html.encode("utf-8")
+
+    class StatusPage(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StatusPage)
+    thread = threading.Thread(target=server.serve_forever, name="gatekit-payer-page", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/status-page"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
 
 
 def _reason(find: Callable[[], object]) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 import requests
 
-from toolkit.masking import mask_html, mask_text
+from toolkit.masking import mask_html, mask_pan, mask_text
 from toolkit.models import StatusResponse
 from toolkit.observing import RecorderAlias
 from toolkit.payer import reading
@@ -165,10 +165,14 @@ class Payer:
         """GET a page (redirects followed); ``step`` and ``to`` describe the visit (``to``: read from the page)."""
         return self._page(self._timed("GET", url, step, lambda: self.session.get(url, timeout=self.timeout)), to)
 
-    def submit(self, form: Form, values: Mapping[str, str] | None = None, step: str | None = None) -> Page:
-        """Submit a form with its current values overridden by ``values``."""
+    def submit(
+        self, form: Form, values: Mapping[str, str] | None = None, step: str | None = None, *, by_itself: bool = False
+    ) -> Page:
+        """Submit a form with its current values overridden by ``values``; ``by_itself``: the page submits it (where
+        it went is read from the answer, unless it goes to the merchant)."""
         data = {**form.fields, **(values or {})}
         described, to = submit_step(form, self.settings, self.merchant_urls)
+        to = to if to == "merchant" or not by_itself else None
         if form.method == "post":
             send = lambda: self.session.post(form.action, data=data, timeout=self.timeout)  # noqa: E731
         else:
@@ -192,10 +196,12 @@ class Payer:
         for _ in range(MAX_AUTOMATIC_STEPS):
             auto = reading.self_submitting(page)
             if auto is not None and not self._goes_back(page, auto) and not self._to_act_on(page):
-                page = self.submit(auto, step="the page submits itself")
+                self._load_frames(page)
+                page = self.submit(auto, step="the page submits itself", by_itself=True)
                 continue
             refresh = reading.refreshes_to(page)
             if refresh is not None and auto is None and not self._to_act_on(page):
+                time.sleep(page.refresh[0] if page.refresh else 0)  # (the page's own delay, as a browser waits it)
                 page = self.open(refresh, "the page refreshes itself")
                 continue
             return page
@@ -203,10 +209,26 @@ class Payer:
 
     def _goes_back(self, page: Page, form: Form) -> bool:
         """The form takes the payer back to the merchant: it goes to a merchant address, or carries the outcome
-        (the signed status, or the CRes / PaRes the merchant uploads)."""
+        (the signed status, or the CRes / PaRes the merchant uploads); not an ACS's result handed on to the gateway
+        (``reading.hands_result_on``: the gateway takes the payer back itself)."""
         if self.merchant_urls and reading.goes_to(form.action, self.merchant_urls):
             return True
+        if reading.hands_result_on(form, page, self.merchant_urls):
+            return False
         return reading.carries_outcome(form)
+
+    def _load_frames(self, page: Page) -> list[Page]:
+        """What a browser loads with a page that moves on by itself: its frames (the 3-D Secure method URL in a
+        hidden frame), and the forms its scripts post into them (``threeDSMethodData``)."""
+        loaded = [self.open(src, "load the 3-D Secure method URL", "acs") for src in page.iframes]
+        for form in reading.frame_submissions(page):
+            loaded.append(self._sent_into_frame(form))
+        return loaded
+
+    def _sent_into_frame(self, form: Form) -> Page:
+        data = dict(form.fields)
+        send = lambda: self.session.post(form.action, data=data, timeout=self.timeout)  # noqa: E731
+        return self._page(self._timed(form.method, form.action, "load the 3-D Secure method URL", send, data), "acs")
 
     def _to_act_on(self, page: Page) -> bool:
         """A page that waits for the payer: a payment form or a challenge (its script only helps, if at all)."""
@@ -227,20 +249,30 @@ class Payer:
     # --- the steps of the flows ------------------------------------------------------------------
 
     def follow(self, status: StatusResponse) -> Page:
-        """Do what a processing status asks: go to ``redirect-to``, or render ``html`` (its frame, or its form
-        submitted as its script would)."""
+        """Do what a processing status asks: go to ``redirect-to``, or show ``html`` (``show_html``).  On the
+        gateway-run road (behaviour 12) the method step's html goes on by itself: the payer ends at the challenge,
+        or, without one, on the page that takes it back to the merchant."""
         self._note("follow")
         if status.redirect_to:
             return self.settle(self.open(status.redirect_to, "follow redirect-to"))
         if status.html:
-            page = self.html_page(status)
-            auto = reading.self_submitting(page) or (page.forms[0] if page.forms else None)
-            if auto is not None:
-                return self.settle(self.submit(auto, step="submit the form of the status html"))
-            if page.iframes:
-                return self.open(page.iframes[0], "load the frame of the status html")
-            raise self.lost("the status html has neither a form nor a frame", page)
+            return self.show_html(status.html, status.redirect_to or "about:blank")
         raise PayerError(f"status {status.status} of order {status.orderid} asks nothing of the payer")
+
+    def show_html(self, html: str, url: str = "about:blank") -> Page:
+        """The browser shows ``html`` as a merchant's page shows it (a shop plugin echoes the status answer's): its
+        frames load (the method URL), the form its script submits goes, and what follows moves on by itself until
+        a page waits for the payer (the challenge) or would take it back to the merchant."""
+        page = Page.parse(url, 200, html)
+        frames = self._load_frames(page)
+        framed = reading.frame_submissions(page)
+        own = [form for form in page.forms if all(form is not other for other in framed)]
+        auto = reading.self_submitting(page) or (own[0] if own else None)
+        if auto is not None:
+            return self.settle(self.submit(auto, step="submit the form of the status html", by_itself=True))
+        if frames:
+            return frames[-1]
+        raise self.lost("the status html has neither a form nor a frame", page)
 
     def html_page(self, status: StatusResponse) -> Page:
         """The status ``html`` as the browser renders it (not loaded: its frame and form are the next steps)."""
@@ -264,25 +296,29 @@ class Payer:
             raise PayerError(f"the 3-D Secure method URL {loaded.url} answered HTTP {loaded.status_code}", loaded)
         return loaded
 
-    def fill_payment_page(self, page: Page, card: Card, **overrides: str) -> Page:
+    def fill_payment_page(self, page: Page, card: Card, destination: str | None = None, **overrides: str) -> Page:
         """Enter a card on a hosted payment page (in a frame of it too) and press pay; the page that follows.
 
-        ``overrides`` change what is typed, by the card's field names (``credit_card_number=...``)."""
+        ``destination``: the number of the card that receives the money, on a page that asks for one (a transfer
+        page; default ``reading.DEFAULT_DESTINATION``).  ``overrides`` change what is typed, by the card's field
+        names (``credit_card_number=...``)."""
         page = self._frames(page, lambda shown: reading.is_payment_page(shown, self.settings))
         try:
             form = reading.payment_form(page, self.settings)
             typed = replace(card, **{CARD_FIELDS[name]: value for name, value in overrides.items()})
-            entries = reading.card_entries(form, typed)
+            entries = reading.card_entries(form, typed, destination)
         except NotFound as exc:
             raise self.lost(exc, page) from None
         button = reading.submit_button(form)
-        self._note("pay", card=card_action(typed))
+        self._note("pay", card=card_action(typed), **({"destination": mask_pan(destination)} if destination else {}))
         return self.settle(self.submit(form, reading.submission(form, entries, button)))
 
-    def enter_card(self, url: str, card: Card) -> Page:
-        """Open the hosted payment page, enter the card and press pay; PayerError if the page refuses it."""
+    def enter_card(self, url: str, card: Card, destination: str | None = None) -> Page:
+        """Open the hosted payment page, enter the card (and, on a transfer page, the ``destination`` card number)
+        and press pay; PayerError if the page refuses it."""
         self._note("open")
-        page = self.fill_payment_page(self.settle(self.open(url, "open the hosted payment page", "gateway")), card)
+        opened = self.settle(self.open(url, "open the hosted payment page", "gateway"))
+        page = self.fill_payment_page(opened, card, destination)
         if reading.is_payment_page(page, self.settings):
             errors = page.field_errors() or reading.error_texts(page)
             raise PayerError(f"the payment page refused the card: {errors or page.visible_text()[:300]}", page)
@@ -293,6 +329,12 @@ class Payer:
         return not reading.returns_to_merchant(page, self.merchant_urls) and reading.shows_challenge(
             page, self.settings
         )
+
+    def at_challenge(self) -> Page | None:
+        """The page the payer is on, when it is the issuer's 3-D Secure page awaiting it (a status page shown by the
+        merchant went on to it by itself); None otherwise."""
+        shown = self.history[-1] if self.history else None
+        return shown if shown is not None and self.shows_challenge(shown) else None
 
     def answer_challenge(self, page: Page, password: str | None = None) -> Page:
         """Answer the ACS page (3-D Secure 2.x challenge or 1.0.2): type the password or code (default: the
@@ -331,9 +373,12 @@ class Payer:
         self._record(replace(visit, shows=fields.get("status", ""), orderid=fields.get("orderid", "")))
         return Delivered(form.action, fields, response.status_code)
 
-    def pay_on_hosted_page(self, url: str, card: Card, password: str | None = None) -> Delivered:
-        """The whole hosted-page journey: fill the card, pass 3-D Secure if asked, return to the merchant."""
-        page = self.enter_card(url, card)
+    def pay_on_hosted_page(
+        self, url: str, card: Card, password: str | None = None, destination: str | None = None
+    ) -> Delivered:
+        """The whole hosted-page journey: fill the card (and a transfer's ``destination``), pass 3-D Secure if
+        asked, return to the merchant."""
+        page = self.enter_card(url, card, destination)
         if self.shows_challenge(page):
             page = self.answer_challenge(page, password)
         return self.return_to_merchant(page)

@@ -3,7 +3,8 @@ submits itself, and which goes back to the merchant, on pages the payer has neve
 
 - the payment form is the form with a card-number input (``autocomplete="cc-number"``, or a name, id, label
   or placeholder that says card number: ``credit_card_number``, ``pan``, ``cardnumber``...); its expiry is one
-  ``MM/YY`` field or a month and a year, each an input or a select in whatever format it offers;
+  ``MM/YY`` field or a month and a year, each an input or a select in whatever format it offers; a second
+  card-number input is the card that receives the money (a transfer page: ``destination_control``);
 - the challenge is the form with a password or one-time-code input (``type=password``,
   ``autocomplete="one-time-code"``, otp, code, pin, password...), or, when the page has none, its only form
   with a submit button (an ACS that asks for a click on Approve);
@@ -28,9 +29,11 @@ from toolkit.masking import mask_text
 from toolkit.payer.forms import Button, Control, Form, Page
 from toolkit.payer.selectors import Selector, parse
 from toolkit.testdata.cards import Card
-from toolkit.testdata.outcomes import CHALLENGE_PASSWORD
+from toolkit.testdata.outcomes import CHALLENGE_PASSWORD, EXAMPLE_CARDS
 
 WRONG_PASSWORD = "not-the-password"
+# What the payer types as the card that receives the money, when a transfer page asks and it was given none.
+DEFAULT_DESTINATION = EXAMPLE_CARDS[1]
 
 # Matched against ``words``: a control's name, id, label, placeholder, autocomplete... in lower case, with every run
 # of other characters one space (``card[number]``, ``cc-number`` and ``credit_card_number`` read as words).
@@ -39,6 +42,10 @@ _CARD_NUMBER = re.compile(
     r"|account ?number)\b"
 )
 _NOT_NUMBER = re.compile(r"\b(cvv|cvc|csc|exp|expiry|expiration|month|year|holder|name|code|pin|otp)\b")
+# A card number that is not the payer's own: the one that receives the money on a transfer page.
+_DESTINATION = re.compile(
+    r"\b(destination|dest|recipient|receiver|receiving|receive|payee|beneficiary|send ?to|to ?card|to ?pan)\b"
+)
 _CVV = re.compile(r"\b(cc ?csc|cvv2?|cvc2?|csc|cid|cvn|security ?code|card ?code|verification)\b")
 _HOLDER = re.compile(r"\b(cc ?name|card ?printed ?name|card ?holder|cardholder|holder|name ?on ?card)\b")
 _MONTH = re.compile(r"\b(exp(?:ire|iry|iration)? ?month|month|mm)\b")
@@ -155,17 +162,29 @@ def _matches(form: Form, selector: Selector) -> bool:
     return selector.target.matches("form", {k: v for k, v in attributes.items() if v})
 
 
+def _says_card_number(control: Control) -> bool:
+    said = control_words(control)
+    return bool(_CARD_NUMBER.search(said)) and not _NOT_NUMBER.search(_CARD_NUMBER.sub(" ", said))
+
+
 def card_number_control(form: Form) -> Control | None:
-    """The input that takes the card number: ``cc-number`` first, then by what names it."""
+    """The input that takes the card number: ``cc-number`` first, then by what names it (the payer's own card
+    before one that receives money)."""
     typed = [control for control in form.controls if _typed(control) and control.type != "select"]
     for control in typed:
         if control.attributes.get("autocomplete", "").lower() == "cc-number":
             return control
-    for control in typed:
-        said = control_words(control)
-        if _CARD_NUMBER.search(said) and not _NOT_NUMBER.search(_CARD_NUMBER.sub(" ", said)):
-            return control
-    return None
+    numbers = [control for control in typed if _says_card_number(control)]
+    own = [control for control in numbers if not _DESTINATION.search(control_words(control))]
+    return next(iter(own or numbers), None)
+
+
+def destination_control(form: Form) -> Control | None:
+    """The input for the number of the card that receives the money (a transfer page): a card-number input besides
+    the payer's own (``card_number_control``); None on a page that takes one card."""
+    own = card_number_control(form)
+    typed = [c for c in form.controls if _typed(c) and c.type != "select" and c is not own]
+    return next((control for control in typed if _says_card_number(control)), None)
 
 
 def payment_form(page: Page, settings: PayerSettings = DEFAULT_SETTINGS) -> Form:
@@ -194,17 +213,22 @@ def is_payment_page(page: Page, settings: PayerSettings = DEFAULT_SETTINGS) -> b
     return True
 
 
-def card_entries(form: Form, card: Card) -> dict[str, str]:
-    """What the payer types into the payment form for ``card``: number, expiry as the form takes it, CVV2, name.
+def card_entries(form: Form, card: Card, destination: str | None = None) -> dict[str, str]:
+    """What the payer types into the payment form for ``card``: number, expiry as the form takes it, CVV2, name;
+    on a transfer page, the number of the card that receives the money too (``destination``, default
+    ``DEFAULT_DESTINATION``).
 
     NotFound (naming the form) when it has no card-number input; an expiry the form does not ask for is not
     entered (a page that knows the card's expiry from elsewhere).
     """
     number = card_number_control(form)
+    receiving = destination_control(form)
     entries: dict[str, str] = {}
     if number is not None:
         entries[number.name] = card.number
-    rest = [c for c in form.controls if _typed(c) and c is not number and c.name]
+    if receiving is not None:
+        entries[receiving.name] = destination or DEFAULT_DESTINATION
+    rest = [c for c in form.controls if _typed(c) and c is not number and c is not receiving and c.name]
     combined = _first(rest, _combined_expiry_control)
     if combined is not None and combined.type != "select":
         entries[combined.name] = _combined_expiry(combined, card)
@@ -404,17 +428,32 @@ def self_submitting(page: Page) -> Form | None:
     """The form the page submits by itself (``onload`` or a script calling ``submit()``), or None.
 
     The form a script names (``getElementById('x')``, ``forms[0]``, ``forms['x']``, ``forms.x``); the first form
-    when it names none."""
+    when it names none.  A form the page posts into one of its frames (``frame_submissions``) is not it: the page
+    stays."""
     scripts = [page.onload, *page.scripts]
     calling = [script for script in scripts if _SUBMIT_CALL.search(script)]
-    if not calling or not page.forms:
+    own = [form for form in page.forms if not _into_frame(page, form)]
+    if not calling or not own:
         return None
     for script in calling:
         for match in _FORM_REF.finditer(script):
             found = _named_form(page, match)
-            if found is not None:
+            if found is not None and found in own:
                 return found
-    return page.forms[0]
+    return own[0]
+
+
+def _into_frame(page: Page, form: Form) -> bool:
+    return bool(form.target) and form.target in page.frames
+
+
+def frame_submissions(page: Page) -> list[Form]:
+    """The forms a page's scripts post into its own (hidden) frames as it loads (a 3-D Secure method step posted
+    as ``threeDSMethodData``): the browser sends them, the page stays."""
+    scripts = [page.onload, *page.scripts]
+    if not any(_SUBMIT_CALL.search(script) for script in scripts):
+        return []
+    return [form for form in page.forms if _into_frame(page, form)]
 
 
 def _named_form(page: Page, match: re.Match[str]) -> Form | None:
@@ -458,6 +497,25 @@ def carries_outcome(form: Form) -> bool:
     return bool({"cres", "pares"} & names) or {"status", "orderid"} <= names or "control" in names
 
 
+def hands_result_on(form: Form, page: Page, merchant_urls: Sequence[str] = ()) -> bool:
+    """The ACS hands its result (a CRes or PaRes, without the signed outcome of behaviour 5) on to the gateway, not
+    to the merchant (the gateway-run road of behaviour 12): the form goes elsewhere than the merchant's known
+    addresses, or, with none known, to the page's own site."""
+    names = {name.lower() for name in form.fields}
+    if not {"cres", "pares"} & names or "control" in names:
+        return False
+    if merchant_urls:
+        return not goes_to(form.action, merchant_urls)
+    there, here = urlsplit(form.action), urlsplit(page.url)
+    return (there.scheme, there.netloc) == (here.scheme, here.netloc)
+
+
+def asks_the_acs(form: Form) -> bool:
+    """The form takes the payer to an ACS: it carries a 3-D Secure 2 CReq or a 1.0.2 PaReq (the gateway's page
+    that sends the payer on to the challenge, on the gateway-run road of behaviour 12)."""
+    return bool({"creq", "pareq"} & {name.lower() for name in form.fields})
+
+
 def merchant_form(page: Page, merchant_urls: Sequence[str] = ()) -> Form:
     """The form that takes the payer back to the merchant: the one whose action is a merchant address
     (``merchant_urls``: the merchant's ``redirect_url``), else the form the page submits by itself.
@@ -467,6 +525,8 @@ def merchant_form(page: Page, merchant_urls: Sequence[str] = ()) -> Form:
             if goes_to(form.action, merchant_urls):
                 return form
     auto = self_submitting(page)
+    if auto is not None and (hands_result_on(auto, page, merchant_urls) or asks_the_acs(auto)):
+        auto = None  # (on its way to the gateway, which takes the payer back later, or to the ACS)
     if auto is not None and (not merchant_urls or not goes_to(page.url, merchant_urls)):
         return auto
     where = ", ".join(merchant_urls) or "the merchant (no redirect_url known: the form that submits itself)"

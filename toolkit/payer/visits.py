@@ -25,7 +25,7 @@ from toolkit.testdata.cards import Card
 
 Party = Literal["gateway", "acs", "merchant"]
 _ORDER_IN_TEXT = re.compile(r"\border (\d+)")
-_ORDER_FIELDS = ("orderid", "order_id", "orderId", "MD", "md")
+_ORDER_FIELDS = ("orderid", "order_id", "orderId", "MD", "md", "threeDSSessionData")
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,12 @@ def shows(page: Page, settings: PayerSettings = DEFAULT_SETTINGS, merchant_urls:
             fields.get("status") or page.text("outcome-status") or ("3-D Secure result" if _has_result(fields) else "")
         )
         return f"the redirect to the merchant ({status or '?'})"
+    auto = reading.self_submitting(page)
+    if auto is not None and reading.asks_the_acs(auto):
+        v1 = "pareq" in {name.lower() for name in auto.fields}
+        return "on to the 3-D Secure 1.0.2 ACS page" if v1 else "on to the 3-D Secure challenge"
+    if auto is not None and reading.hands_result_on(auto, page, merchant_urls):
+        return "the result handed on to the gateway"
     if reading.is_payment_page(page, settings):
         errors = page.field_errors() or reading.error_texts(page)
         return f"field errors: {', '.join(sorted(errors))}" if errors else "the hosted payment page"
@@ -107,6 +113,8 @@ def shows(page: Page, settings: PayerSettings = DEFAULT_SETTINGS, merchant_urls:
         return mask_text(f"an error: {page.text('page-error-message') or page.title or page.status_code}")
     if page.has("outcome-status"):
         return f"the result ({page.text('outcome-status')})"
+    if reading.refreshes_to(page) is not None and not page.forms:
+        return mask_text(f"a page that waits ({page.title})" if page.title else "a page that waits")
     return mask_text(page.title)
 
 

@@ -22,7 +22,15 @@ from toolkit.operations import LOGIN, AuthScheme, Operation, ResponseKind
 from toolkit.proxy.routes import Route, nearest
 from toolkit.signing import parse_authorization_header
 from toolkit.validation import meant_field, request_problems
-from toolkit.wire import FORM_TYPE, MEDIA_TYPE, DecodeError, asks_for_json, check_answer, decode_form, decode_response
+from toolkit.wire import (
+    MEDIA_TYPE,
+    DecodeError,
+    asks_for_json,
+    check_answer,
+    content_type_problem,
+    decode_form,
+    decode_response,
+)
 
 _ALWAYS_READ = ("control", LOGIN)
 # Fields of an answer that a response model does not read but the gateway documents for every answer.
@@ -88,17 +96,22 @@ def request_pairs(body: bytes) -> tuple[list[tuple[str, str]], list[Check]]:
         return [], [Check(f"the body is not a form the gateway reads: {exc}")]
 
 
+def read_fields(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """The fields as the gateway reads them: each value without the blanks around it (behaviour section 1)."""
+    return {name: value.strip() for name, value in pairs}
+
+
 def check_request(route: Route, method: str, headers: Mapping[str, str], pairs: list[tuple[str, str]]) -> list[Check]:
     """The request's method, media type and fields against the catalogue (the signature: ``check_signature``)."""
     op = route.operation
     found: list[Check] = []
     if method.upper() != "POST":
         found.append(Check(f"{method} {op.name}: the gateway's operations answer POST only"))
-    content_type = headers.get("content-type", "")
-    if content_type.split(";")[0].strip().lower() != FORM_TYPE:
-        found.append(Check(f"Content-Type {content_type or '(none)'}: the gateway reads {FORM_TYPE} bodies"))
     if route.by_group and not op.group:
         found.append(Check(f"{op.name} cannot be addressed by endpoint group"))
+    wrong_type = content_type_problem(headers.get("content-type", ""))
+    if wrong_type:  # (the gateway reads no field of the body: that is all there is to say about them)
+        return [*found, Check(wrong_type)]
     names = [name for name, _ in pairs]
     found += [Check(f"{name}: sent {count} times; the gateway refuses a repeated field") for name, count in
               Counter(names).items() if count > 1]  # fmt: skip
@@ -162,9 +175,16 @@ def check_signature(
                            endpoint_id=endpoint_id, group_id=group_id)  # fmt: skip
         return Signature([] if verdict.ok else [Check(f"control: {_said(verdict)}")])
     if not authorization:
-        return Signature([Check(f"Authorization: missing; {op.name} is signed with OAuth {op.auth.value} (spec 5.2)")])
-    if not keys.can_check(op.auth):
-        what = "public key (--public-key)" if op.auth is AuthScheme.OAUTH_RSA_SHA256 else "control key (--profile)"
+        return Signature([Check(f"Authorization: missing; {op.name} is signed with OAuth {' or '.join(op.schemes)} "
+                                "(spec 5.2)")])  # fmt: skip
+    method = _header_param(authorization, "oauth_signature_method")
+    scheme = op.oauth_scheme(method) if method else op.auth
+    if scheme is None:  # (said as such, with or without keys: no key can make the gateway take another method)
+        expected = " or ".join(op.schemes)
+        return Signature([Check(f"oauth_signature_method {method}: {op.name} is signed with {expected}; the gateway "
+                                "refuses another signature method")])  # fmt: skip
+    if not keys.can_check(scheme):
+        what = "public key (--public-key)" if scheme is AuthScheme.OAUTH_RSA_SHA256 else "control key (--profile)"
         checks = [Check(f"OAuth signature: not checked (the proxy has no {what})", False)]
         if client_url != upstream_url:
             checks.append(Check(f"OAuth signs the URL: a signature made for the proxy's URL ({client_url}) is checked "
@@ -183,8 +203,13 @@ def check_signature(
 
 
 def _consumer_key(authorization: str | None) -> str:
+    return _header_param(authorization, "oauth_consumer_key")
+
+
+def _header_param(authorization: str | None, name: str) -> str:
+    """A parameter of an OAuth ``Authorization`` header ("" when absent, or when the header cannot be read)."""
     try:
-        return parse_authorization_header(authorization or "").get("oauth_consumer_key", "")
+        return parse_authorization_header(authorization or "").get(name, "")
     except ValueError:
         return ""
 
@@ -281,4 +306,13 @@ def check_answer_of(
     return Answer(answer, found)
 
 
-__all__ = ["Answer", "Check", "Keys", "Signature", "check_answer_of", "check_request", "check_signature"]
+__all__ = [
+    "Answer",
+    "Check",
+    "Keys",
+    "Signature",
+    "check_answer_of",
+    "check_request",
+    "check_signature",
+    "read_fields",
+]

@@ -20,7 +20,8 @@ class Exchange:
     with an ``error``: an answer cut short, or refused by the proxy itself.
 
     ``order``: the recording it belongs to; ``headers``: those forwarded (re-signed when it had to be);
-    ``signed_with``: how, when not with the merchant's key; ``body``: what is kept of the answer's body."""
+    ``signed_with``: how, when not with the merchant's key; ``body``: what is kept of the answer's body;
+    ``sent_text``: a request body that is no form (JSON, text: the gateway reads no ``pairs`` from it), as text."""
 
     method: str
     path: str
@@ -35,6 +36,7 @@ class Exchange:
     headers: list[tuple[str, str]] = field(default_factory=list)
     signed_with: str = ""
     body: Body | None = None
+    sent_text: str = ""
 
     @property
     def problems(self) -> list[Check]:

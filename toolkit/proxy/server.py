@@ -32,6 +32,7 @@ from toolkit.proxy.checks import (
     check_answer_of,
     check_request,
     check_signature,
+    read_fields,
     request_pairs,
     unknown_path,
 )
@@ -56,6 +57,7 @@ from toolkit.signing import (
     sign_rsa_sha256,
     signature_base_string,
 )
+from toolkit.wire import content_type_problem
 
 Headers = list[tuple[str, str]]
 
@@ -186,9 +188,14 @@ class ProxyServer:
             exchange.checks += unknown_path(head.method, head.target)
             exchange.order = self.orders.name_of({})
             return exchange
-        exchange.pairs, exchange.checks = request_pairs(body)
-        exchange.order = self.orders.name_of(dict(exchange.pairs))
+        if content_type_problem(lower.get("content-type", "")):  # (no form: the gateway reads no field of it)
+            exchange.sent_text = body.decode("utf-8", "replace")
+        else:
+            exchange.pairs, exchange.checks = request_pairs(body)
+        exchange.order = self.orders.name_of(read_fields(exchange.pairs))
         exchange.checks += check_request(found, head.method, lower, exchange.pairs)
+        if exchange.sent_text:
+            return exchange
         client_url = f"http://{lower.get('host') or self.base_url.removeprefix('http://')}{head.target}"
         signature = check_signature(
             found, exchange.pairs, body.decode("utf-8", "replace"), lower.get("authorization"),
@@ -244,8 +251,8 @@ class ProxyServer:
         else:
             lower = {name.lower(): value for name, value in head.fields}
             answered = {name.lower(): value for name, value in answer.headers}
-            exchange.answer = check_answer_of(exchange.route.operation, dict(exchange.pairs), lower, answer.status,
-                                              answered, bytes(kept.kept))  # fmt: skip
+            exchange.answer = check_answer_of(exchange.route.operation, read_fields(exchange.pairs), lower,
+                                              answer.status, answered, bytes(kept.kept))  # fmt: skip
             self.orders.learn(exchange.order, exchange.answer.fields)
         exchange.checks += exchange.answer.checks
 
@@ -256,17 +263,17 @@ class ProxyServer:
 
     def _resign(self, found: Route, pairs: list[tuple[str, str]], headers: Headers, url: str) -> Check:
         """The client signed the proxy's URL: sign the same parameters for ``url``, or say why not."""
-        op = found.operation
-        if not self.keys.can_sign(op.auth):
-            what = "private key" if op.auth is AuthScheme.OAUTH_RSA_SHA256 else "control key"
-            return Check(f"OAuth signature made for the proxy's URL: the gateway checks it against {url} and will "
-                         f"refuse it (the proxy re-signs with the merchant's {what}: --profile)", False)  # fmt: skip
         index = next(i for i, (name, _) in enumerate(headers) if name.lower() == "authorization")
         name, value = headers[index]
         params = parse_authorization_header(value)
+        scheme = found.operation.oauth_scheme(params.get("oauth_signature_method", "")) or found.operation.auth
+        if not self.keys.can_sign(scheme):
+            what = "private key" if scheme is AuthScheme.OAUTH_RSA_SHA256 else "control key"
+            return Check(f"OAuth signature made for the proxy's URL: the gateway checks it against {url} and will "
+                         f"refuse it (the proxy re-signs with the merchant's {what}: --profile)", False)  # fmt: skip
         oauth = oauth_params_from_header({"oauth_version": "1.0", **params})
         base = signature_base_string("POST", url, pairs, oauth)
-        if op.auth is AuthScheme.OAUTH_RSA_SHA256 and self.keys.private_key is not None:
+        if scheme is AuthScheme.OAUTH_RSA_SHA256 and self.keys.private_key is not None:
             signature = sign_rsa_sha256(base, self.keys.private_key)
         else:
             signature = sign_hmac_sha1(base, self.keys.control_key.reveal() if self.keys.control_key else "")
@@ -282,7 +289,7 @@ class ProxyServer:
             return
         with self._lock:
             order = self._recorders.setdefault(exchange.order, OrderRecording())
-        order.add(exchange, self.gateway.url_for(exchange.path), dict(answer.headers) if answer is not None else None)
+        order.add(exchange, self.gateway.url_for(exchange.path), answer.headers if answer is not None else None)
         self.run.keep(exchange.order, order.recorder, tags=["proxy"])
 
     def _report(self, exchange: Exchange) -> None:

@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from toolkit._version import __version__
 from toolkit.callbacks.records import Received
-from toolkit.exchange import Exchange
+from toolkit.exchange import Exchange, header_fields
 from toolkit.payer.visits import Visit
 from toolkit.recording.masks import recorded_fields, recorded_headers
 from toolkit.recording.records import Record
@@ -54,7 +54,9 @@ def _exchange(exchange: Exchange) -> JSON:
     headers = exchange.response_headers
     mime_type = str(headers.get("Content-Type", headers.get("content-type", "")))
     answered = exchange.status_code is not None
-    response = _response(exchange.status_code, recorded_headers(headers), exchange.response_body, mime_type)
+    response = _response(
+        exchange.status_code, recorded_headers(header_fields(headers)), exchange.response_body, mime_type
+    )
     if exchange.body_size is not None:  # (the proxy's: the true size, of which ``left_out`` bytes are not kept)
         response["content"]["size"] = exchange.body_size
         response["bodySize"] = exchange.body_size if answered else -1
@@ -71,7 +73,12 @@ def _exchange(exchange: Exchange) -> JSON:
     if exchange.findings:
         extra["findings"] = list(exchange.findings)
     fields = recorded_fields(exchange.request_fields, exchange.outcome_values)
-    request = _request(exchange.method, exchange.url, recorded_headers(exchange.request_headers), fields)
+    sent = exchange.request_headers
+    request = _request(exchange.method, exchange.url, recorded_headers(header_fields(sent)), fields)
+    if exchange.request_body:  # (a body that is no form: its text, masked, with its own media type)
+        mime = next((value for name, value in header_fields(sent) if name.lower() == "content-type"), "")
+        request["postData"] = {"mimeType": mime or "text/plain", "text": exchange.request_body}
+        request["bodySize"] = len(exchange.request_body.encode())
     return _entry(exchange.at or datetime.now(UTC), exchange.elapsed, (request, response), extra)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from toolkit.callbacks.records import CALLBACK, REDIRECT, Received
-from toolkit.exchange import Exchange
+from toolkit.exchange import Exchange, HeaderFields
 from toolkit.masking import CVV_MASK
 from toolkit.outcome_values import outcome_values
 from toolkit.payer.visits import Party, Visit
@@ -72,8 +72,8 @@ def _elapsed(item: Entry) -> float:
     return float(item.get("time", 0)) / 1000
 
 
-def _headers(item: Entry, side: str) -> dict[str, str]:
-    return {str(header["name"]): str(header["value"]) for header in item[side].get("headers", ())}
+def _headers(item: Entry, side: str) -> HeaderFields:
+    return HeaderFields((str(header["name"]), str(header["value"])) for header in item[side].get("headers", ()))
 
 
 def exchange_of(item: Entry) -> Exchange:
@@ -88,8 +88,14 @@ def exchange_of(item: Entry) -> Exchange:
         findings=tuple(map(str, item.get("_findings", ()))),
         body_size=int(content["size"]) if left_out else None, left_out=left_out,
         left_out_why=str(content.get("comment", "")).partition(": ")[2] if left_out else "",
-        outcome_values=kept,
+        outcome_values=kept, request_body=_text_sent(item),
     )  # fmt: skip
+
+
+def _text_sent(item: Entry) -> str:
+    """A request body that is no form, as the recording keeps it (``postData.text``)."""
+    post = item["request"].get("postData") or {}
+    return "" if post.get("params") else str(post.get("text", ""))
 
 
 def visit_of(item: Entry) -> Visit:

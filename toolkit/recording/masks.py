@@ -35,9 +35,9 @@ def recorded_fields(pairs: Iterable[tuple[str, str]], outcome_values: Mapping[st
     return kept
 
 
-def recorded_headers(headers: Mapping[str, str]) -> list[tuple[str, str]]:
-    """A record's (masked) headers as a recording keeps them: cookies and a proxy's credentials dropped."""
-    return [(name, value) for name, value in headers.items() if name.lower() not in DROPPED_HEADERS]
+def recorded_headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A record's (masked) header fields as a recording keeps them: cookies and a proxy's credentials dropped."""
+    return [(name, value) for name, value in headers if name.lower() not in DROPPED_HEADERS]
 
 
 __all__ = ["DROPPED_HEADERS", "TEST_CVV2", "recorded_fields", "recorded_headers"]

@@ -110,7 +110,8 @@ def form_fields(
     payer: Payer | None = None,
     **overrides: Override,
 ) -> OrderFields:
-    """A hosted-form order (sale_form, preauth_form, payment_form, account_verification_form, payout_form).
+    """A hosted-form order (sale_form, preauth_form, payment_form, account_verification_form, payout_form,
+    transfer_form).
 
     No card data: the payer types it on the gateway's page, and the card's CVV2 chooses there.
     ``redirect_url`` defaults to a placeholder; pass ``redirect_url=receiver.redirect_url``.

@@ -38,6 +38,12 @@ def upload_method(client: GatewayClient, ack: AsyncResponse, indicator: str) -> 
     )
 
 
+def load_method_url(client: GatewayClient, control: SimulatorControl, ack: AsyncResponse) -> None:
+    """The payer's browser loads the method URL: the method step starts, and its window runs (behaviour 12)."""
+    token = control.transaction(ack.orderid)["tds_token"]
+    assert client.session.get(urls.method_url(client.config.base_url, token), timeout=10).status_code == 200
+
+
 def tds_state(control: SimulatorControl, ack: AsyncResponse) -> tuple[str, str]:
     """(status, 3-D Secure step) as the simulator holds them (its control API, not the status operation)."""
     tx = control.transaction(ack.orderid)
@@ -52,6 +58,7 @@ def test_a_method_window_that_passes_moves_the_order_to_its_challenge_then_the_l
 ) -> None:
     ack = three_ds_sale(client, receiver)
     assert tds_state(control, ack) == ("processing", "method")
+    load_method_url(client, control, ack)
     control.advance_clock(SETTINGS.method_timeout + 0.5)
     control_wait(lambda: tds_state(control, ack) == ("processing", "challenge"))
     assert control.transaction(ack.orderid)["tds_comp_ind"] == "N"  # spec 4.2: not completed within 10 s
@@ -72,6 +79,7 @@ def test_a_frictionless_order_is_decided_when_its_method_window_passes(
     client: GatewayClient, control: SimulatorControl, receiver: CallbackReceiver, outcome: str, status: str
 ) -> None:
     ack = three_ds_sale(client, receiver, outcome)
+    load_method_url(client, control, ack)
     control.advance_clock(SETTINGS.method_timeout + 0.5)
     callback = receiver.wait_for_callback(orderid=ack.orderid, timeout=10)
     assert callback.params["status"] == status
@@ -105,11 +113,27 @@ def test_a_hosted_page_not_submitted_in_time_expires(
 def test_a_y_reported_after_the_window_is_refused_as_timed_out(
     client: GatewayClient, control: SimulatorControl, receiver: CallbackReceiver
 ) -> None:
-    """The issue's report: Y 10.5 s after the sale, the method URL never loaded, was accepted."""
+    """The issue's report: Y 10.5 s after the method step started was accepted.  An N then agrees with what the
+    gateway applied: it is answered (behaviour 12)."""
     ack = three_ds_sale(client, receiver)
+    load_method_url(client, control, ack)
     control.advance_clock(SETTINGS.method_timeout + 0.5)
     with pytest.raises(ValidationError, match=r"the method window \(10 s\) passed and the step timed out as N"):
         upload_method(client, ack, "Y")
+    assert upload_method(client, ack, "N").orderid == ack.orderid
+    assert tds_state(control, ack) == ("processing", "challenge")
+
+
+def test_the_method_window_runs_from_the_method_step_not_from_the_sale(
+    client: GatewayClient, control: SimulatorControl, receiver: CallbackReceiver
+) -> None:
+    ack = three_ds_sale(client, receiver)
+    control.advance_clock(SETTINGS.method_timeout * 3)
+    assert tds_state(control, ack) == ("processing", "method")  # the payer's browser has not started it
+    load_method_url(client, control, ack)
+    control.advance_clock(SETTINGS.method_timeout + 0.5)
+    control_wait(lambda: tds_state(control, ack) == ("processing", "challenge"))
+    assert control.transaction(ack.orderid)["tds_comp_ind"] == "N"
 
 
 def test_a_y_without_the_method_url_loaded_is_refused(
@@ -150,6 +174,8 @@ def test_the_scheduler_keeps_the_deadlines_in_real_time_with_no_status_call(
     with GatewayClient(quick.client_config()) as client:
         challenge = three_ds_sale(client, receiver)
         frictionless = three_ds_sale(client, receiver, "3ds-frictionless")
+        with quick.control() as control:  # its window runs from the method step: then N, and the decision
+            load_method_url(client, control, frictionless)
         form = client.sale_form(form_fields(server_callback_url=receiver.callback_url))
         assert receiver.wait_for_callback(orderid=frictionless.orderid, timeout=5).params["status"] == "approved"
         assert receiver.wait_for_callback(orderid=form.orderid, timeout=5).params["status"] == "declined"

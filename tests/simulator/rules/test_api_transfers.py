@@ -19,6 +19,7 @@ from toolkit.config import GatewayConfig
 from toolkit.errors import InvalidRequestError, ValidationError
 from toolkit.masking import Secret
 from toolkit.models import AsyncResponse, Status, StatusResponse
+from toolkit.money import from_minor_units
 from toolkit.simcontrol import SimulatorControl
 from toolkit.simulator import SimulatorServer
 from toolkit.simulator.rules import payouts
@@ -223,11 +224,56 @@ def test_a_deposit_to_a_card_sends_client_order_id(client: GatewayClient) -> Non
     assert (status.status, status.transaction_type) == (Status.DECLINED, "transfer")
 
 
-# --- payout (v4, one step) --------------------------------------------------------------------------
-
-
 def balance(server: SimulatorServer) -> int:
     return payouts.balance(server.app.state.engine, demo.LOGIN)
+
+
+# --- deposits spend the payout balance (behaviour section 12) ---------------------------------------
+
+
+def deposit(client: GatewayClient, version: str, amount: Decimal, currency: str = "EUR") -> AsyncResponse:
+    """A deposit from the merchant: the v2 transfer-by-ref without a source, or the v4 transfer-by-ref."""
+    if version == "v2":
+        destination = stored_card(client, card_for("approved", number=EXAMPLE_CARDS[1]))
+        return client.transfer_by_ref(transfer_by_ref_fields(destination, amount=amount, currency=currency))
+    return client.transfer_by_ref_v4(deposit_fields(amount=amount, currency=currency))
+
+
+@pytest.mark.parametrize("version", ["v2", "v4"])
+def test_a_deposit_is_paid_from_the_payout_balance(
+    server: SimulatorServer, client: GatewayClient, version: str
+) -> None:
+    before = balance(server)
+    status = client.wait_for_final_status(deposit(client, version, Decimal("25.00")))
+    assert (status.status, status.transaction_type) == (Status.APPROVED, "transfer")
+    assert balance(server) == before - 2500
+    too_much = from_minor_units(balance(server) + 100, "EUR")  # ends in 00: the amount rule would approve it
+    declined = client.wait_for_final_status(deposit(client, version, too_much))
+    assert (declined.status, declined.get("error-message")) == (
+        Status.DECLINED,
+        f"Insufficient funds: deposit {too_much} EUR exceeds the balance {from_minor_units(before - 2500, 'EUR')} EUR",
+    )
+    assert balance(server) == before - 2500
+
+
+@pytest.mark.parametrize("version", ["v2", "v4"])
+def test_a_deposit_in_another_currency_than_the_balance_is_refused(client: GatewayClient, version: str) -> None:
+    with pytest.raises(ValidationError, match="currency USD differs from the payout balance currency EUR"):
+        deposit(client, version, Decimal("5.00"), "USD")
+
+
+def test_a_declined_deposit_gives_its_hold_back_when_forced(
+    server: SimulatorServer, client: GatewayClient, control: SimulatorControl
+) -> None:
+    """The amount is held when the deposit is planned; a status forced to declined gives it back, once."""
+    before = balance(server)
+    status = client.wait_for_final_status(deposit(client, "v4", Decimal("30.00")))
+    assert balance(server) == before - 3000
+    control.force_status(status.orderid, "declined", "05", "forced")
+    assert balance(server) == before
+
+
+# --- payout (v4, one step) --------------------------------------------------------------------------
 
 
 def test_a_v4_payout_to_a_card_is_paid_from_the_balance(server: SimulatorServer, client: GatewayClient) -> None:

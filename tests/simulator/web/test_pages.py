@@ -26,7 +26,7 @@ from toolkit.simulator.web import urls
 from toolkit.testdata import CHALLENGE_PASSWORD, Card, card_for, form_fields, sale_fields, three_ds_v1_card
 
 REDIRECT_URL = "https://merchant.example/return"  # nothing listens: the tests read the redirect form
-SECRET_INPUTS = ("credit_card_number", "cvv2")
+SECRET_INPUTS = ("credit_card_number", "cvv2", "destination-card-no")
 
 
 # --- the payer's browser -----------------------------------------------------------------------
@@ -39,21 +39,24 @@ class WatchedPayer(Payer):
         super().__init__()
         self.typed: set[str] = set()
 
-    def submit(self, form: Form, values: Mapping[str, str] | None = None) -> Page:
+    def submit(
+        self, form: Form, values: Mapping[str, str] | None = None, step: str | None = None, *, by_itself: bool = False
+    ) -> Page:
         assert form.method == "post", f"form#{form.id} is sent with {form.method}"
         data = {**form.fields, **(values or {})}
         self.typed.update(data[name] for name in SECRET_INPUTS if data.get(name))
-        return super().submit(form, values)
+        return super().submit(form, values, step, by_itself=by_itself)
 
     def post(self, url: str, data: Mapping[str, str]) -> Page:
         """A POST that no page offers (an unknown token, a CReq of another authentication)."""
         return self.submit(Form("", url, "post", dict(data)))
 
-    def auto_post(self, status: StatusResponse) -> Page:
-        """What the status ``html`` does in a browser: POST its ``threeds-redirect`` form (CReq, or PaReq and MD)."""
+    def auto_post(self, status: StatusResponse, values: Mapping[str, str] | None = None) -> Page:
+        """What the status ``html`` does in a browser: POST its ``threeds-redirect`` form (CReq, or PaReq and MD);
+        ``values`` change what is posted (a merchant's own page with its own ``TermUrl``)."""
         shown = self.html_page(status)
         assert not shown.iframes, f"the status html loads {shown.iframes} instead of posting"
-        return self.submit(shown.form("threeds-redirect"))
+        return self.submit(shown.form("threeds-redirect"), values)
 
     def redirect_fields(self, page: Page) -> dict[str, str]:
         """The merchant redirect: posted to redirect_url, signed like a callback (behaviour section 5)."""
@@ -201,6 +204,7 @@ def test_the_challenge_follows_the_method_step(
         assert payer.load_method_url(status).has("threeds-method-done")
         client.upload_method_url_result(ids(ack), threeDSCompInd="Y")
     elif indicator == "N":
+        payer.load_method_url(status)  # the method step starts: its window runs (behaviour 12)
         server.app.state.clock.advance(11)  # spec section 8: not completed within 10 seconds
     else:
         client.upload_method_url_result(ids(ack), threeDSCompInd="U")
@@ -209,11 +213,13 @@ def test_the_challenge_follows_the_method_step(
     assert after.needs_payer and after.redirect_to and after.get("three-ds-comp-ind") == indicator
 
 
-def test_challenge_after_the_method_step_timed_out(
+def test_challenge_after_the_method_step_timed_out_is_applied_by_the_gateway(
     server: SimulatorServer, client: GatewayClient, payer: WatchedPayer
 ) -> None:
+    """Nobody uploaded anything: the order is gateway-run (behaviour 12), the ACS returns the payer to the gateway,
+    which applies the CRes and sends the payer back with the final status."""
     ack = start_sale(client, card_for("3ds-challenge"))
-    client.wait_for_payer_or_final(ack)
+    payer.load_method_url(client.wait_for_payer_or_final(ack))
     server.app.state.clock.advance(11)
 
     status = client.status(ids(ack))
@@ -221,8 +227,8 @@ def test_challenge_after_the_method_step_timed_out(
 
     assert status.needs_payer and status.get("three-ds-comp-ind") == "N" and page.has("challenge-form")
     back = payer.redirect_fields(payer.answer_challenge(page, CHALLENGE_PASSWORD))
-    client.upload_cres_result(ids(ack), cres=back["cres"])
-    assert client.wait_for_final_status(ack).status is Status.APPROVED
+    assert back["status"] == "approved" and "cres" not in back
+    assert client.status(ids(ack)).status is Status.APPROVED
 
 
 def _reseal(cres: str, **changes: object) -> str:
@@ -265,7 +271,7 @@ def test_three_ds_v1_pares_is_uploaded_by_the_merchant(
     ack = start_sale(client, three_ds_v1_card(), amount)
     status = client.wait_for_payer_or_final(ack)
     assert status.needs_payer and status.get("three-ds-version") == "1.0.2"
-    page = payer.auto_post(status)  # PaReq and MD
+    page = payer.auto_post(status, {"TermUrl": REDIRECT_URL})  # PaReq and MD, the merchant's own TermUrl
     assert page.has("acs-form") and page.text("amount") == amount
 
     back = payer.redirect_fields(payer.answer_challenge(page, password))
@@ -278,16 +284,18 @@ def test_three_ds_v1_pares_is_uploaded_by_the_merchant(
         assert final.get("eci") == eci
 
 
-def test_three_ds_v1_without_redirect_url_shows_the_pares(client: GatewayClient, payer: WatchedPayer) -> None:
+def test_three_ds_v1_without_redirect_url_ends_on_the_gateway_s_result_page(
+    client: GatewayClient, payer: WatchedPayer
+) -> None:
+    """Gateway-run (nothing uploaded, no TermUrl of the merchant's): the gateway applies the PaRes itself."""
     ack = start_sale(client, three_ds_v1_card(1), "1.01", redirect_url=None)
     page = payer.open(client.wait_for_payer_or_final(ack).redirect_to)
     assert page.has("acs-form")
 
     shown = payer.answer_challenge(page, CHALLENGE_PASSWORD)
 
-    assert shown.text("md") == ack.orderid
-    client.upload_pares_result(ids(ack), pares=shown.text("pares"))
-    assert client.wait_for_final_status(ack).status is Status.APPROVED
+    assert shown.text("outcome-status") == "approved" and not shown.has("pares")
+    assert client.status(ids(ack)).status is Status.APPROVED
     assert payer.open(page.url).status_code == 409
 
 
@@ -299,6 +307,7 @@ FORM_KINDS = {
     "payment_form": "sale",
     "account_verification_form": "account-verification",
     "payout_form": "payout",
+    "transfer_form": "transfer",  # the source card as on sale-form, and the card that receives (behaviour 12)
 }
 BAD_ENTRIES = {
     "credit_card_number": "4538977399606733",  # fails the Luhn check
@@ -333,6 +342,9 @@ def test_hosted_form_shows_field_errors_then_pays(client: GatewayClient, payer: 
 
     assert errors.status_code == 200 and errors.has("form-errors")
     expected = {"credit_card_number", "card_printed_name", "expire_month"} | (set() if payout else {"cvv2"})
+    if operation == "transfer_form":
+        expected.add("destination-card-no")
+        assert errors.field_errors()["destination-card-no"] == "Card number to receive the money is required"
     assert set(errors.field_errors()) == expected
     assert "Luhn" in errors.field_errors()["credit_card_number"]
     kept = errors.form("payment-form").fields
@@ -345,6 +357,21 @@ def test_hosted_form_shows_field_errors_then_pays(client: GatewayClient, payer: 
     assert client.status(ids(ack)).status is Status.APPROVED
     used = payer.open(page.url)
     assert used.status_code == 409 and "already been used" in used.text("page-error")
+
+
+@pytest.mark.parametrize(("operation", "card"), [("sale_form", "approved"), ("transfer_form", "3ds-challenge")])
+def test_a_hosted_form_without_redirect_url_ends_on_the_result_page(
+    client: GatewayClient, payer: WatchedPayer, operation: str, card: str
+) -> None:
+    """Behaviour section 12: redirect_url is optional on the forms; without it the payer ends on the gateway's page."""
+    form = client.call(operation, form_fields(operation, redirect_url=None))
+    assert isinstance(form, FormResponse)
+    page = payer.fill_payment_page(payer.open(form.redirect_url), card_for(card))
+    if payer.shows_challenge(page):
+        page = payer.answer_challenge(page, CHALLENGE_PASSWORD)
+    assert page.status_code == 200 and not page.forms and page.title.startswith("Payment finished")
+    assert page.text("orderid") == form.orderid and page.text("outcome-status") in ("approved", "processing")
+    assert client.wait_for_final_status(form).status is Status.APPROVED
 
 
 @pytest.mark.parametrize(

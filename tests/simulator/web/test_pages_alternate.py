@@ -73,6 +73,31 @@ def test_a_hosted_page_is_paid_with_a_combined_expiry(
     assert client.wait_for_final_status(form).status is Status.APPROVED
 
 
+def test_a_transfer_page_takes_the_card_to_send_to_under_its_own_name(
+    client: GatewayClient, receiver: CallbackReceiver, payer: Payer
+) -> None:
+    form = client.transfer_form(form_fields("transfer_form", redirect_url=receiver.redirect_url))
+    page = payer.open(form.redirect_url)
+    no_standard_marks(page.html)
+    assert 'name="to_pan"' in page.html and 'name="destination-card-no"' not in page.html
+    refused = payer.fill_payment_page(page, card_for("approved"), destination="4444555566661112")
+    assert re.search(r'class="err" role="alert">Card number to receive the money fails the Luhn check<', refused.html)
+    delivered = payer.return_to_merchant(
+        payer.fill_payment_page(refused, card_for("approved"), destination="4444555566661111")
+    )
+    assert delivered.fields["status"] in ("approved", "processing")
+    status = client.wait_for_final_status(form)
+    assert (status.status, status.transaction_type) == (Status.APPROVED, "transfer")
+
+
+def test_a_form_without_redirect_url_ends_on_the_result_page(client: GatewayClient, payer: Payer) -> None:
+    form = client.sale_form(form_fields(redirect_url=None))
+    result = payer.enter_card(form.redirect_url, card_for("approved"))
+    no_standard_marks(result.html)
+    assert not result.forms and "has no <code>redirect_url</code>" in result.html and form.orderid in result.html
+    assert client.wait_for_final_status(form).status is Status.APPROVED
+
+
 def test_field_errors_are_said_in_words_and_the_entries_kept(client: GatewayClient, payer: Payer) -> None:
     form = client.sale_form(form_fields())
     card = card_for("approved")
@@ -111,10 +136,26 @@ def test_the_api_flow_method_post_challenge_script_and_1_0_2(
     acs = payer.follow(client.wait_for_payer_or_final(v1))
     no_standard_marks(acs.html)
     assert 'name="pwd"' in acs.html and 'name="TermUrl"' in client.wait_for_payer_or_final(v1).html
-    fields = payer.redirect_fields(payer.answer_challenge(acs))
-    client.upload_pares_result(client_orderid=v1.client_orderid, orderid=v1.orderid, pares=fields["pares"],
-                               md=fields["md"])  # fmt: skip
-    assert client.wait_for_final_status(v1).status is Status.APPROVED
+    fields = payer.redirect_fields(payer.answer_challenge(acs))  # gateway-run: the gateway applied the PaRes
+    assert fields["status"] == "approved" and "pares" not in fields
+    assert client.status(client_orderid=v1.client_orderid, orderid=v1.orderid).status is Status.APPROVED
+
+
+def test_the_gateway_runs_the_alternate_method_post_and_challenge_itself(
+    client: GatewayClient, receiver: CallbackReceiver, payer: Payer
+) -> None:
+    """Behaviour 12 with the alternate html: the method form posted into the frame, then on to the gateway."""
+    ack = client.sale(sale_fields(card=card_for("3ds-challenge"), redirect_url=receiver.redirect_url))
+    acs = payer.follow(client.wait_for_payer_or_final(ack))
+    no_standard_marks(acs.html)
+    assert payer.shows_challenge(acs) and 'name="otp"' in acs.html
+    assert [visit.step for visit in payer.visits][:2] == [
+        "load the 3-D Secure method URL",
+        "submit the form of the status html",
+    ]
+    delivered = payer.return_to_merchant(payer.answer_challenge(acs))
+    assert delivered.fields["status"] == "approved" and "cres" not in delivered.fields
+    assert client.status(client_orderid=ack.client_orderid, orderid=ack.orderid).get("three-ds-comp-ind") == "Y"
 
 
 def test_page_style_is_checked(tmp_path) -> None:  # type: ignore[no-untyped-def]

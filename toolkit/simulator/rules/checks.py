@@ -243,7 +243,7 @@ def check_oauth(
     window: int,
 ) -> None:
     if not header:
-        raise oauth_error(f"Authorization header missing: {op.name} is signed with OAuth {op.auth.value}")
+        raise oauth_error(f"Authorization header missing: {op.name} is signed with OAuth {' or '.join(op.schemes)}")
     try:
         params = signing.parse_authorization_header(header)
     except ValueError as exc:
@@ -253,10 +253,10 @@ def check_oauth(
         raise oauth_error(f"{', '.join(missing)} missing from the Authorization header (spec 5.2)")
     if params["oauth_version"] != "1.0":
         raise oauth_error(f"oauth_version must be 1.0, got {params['oauth_version']}")
-    if params["oauth_signature_method"] != op.auth.value:
-        raise oauth_error(
-            f"{op.name} expects oauth_signature_method={op.auth.value}, got {params['oauth_signature_method']}"
-        )
+    method = params["oauth_signature_method"]
+    scheme = op.oauth_scheme(method)  # (v4 payout: either, behaviour section 11)
+    if scheme is None:
+        raise oauth_error(f"{op.name} expects oauth_signature_method={' or '.join(op.schemes)}, got {method}")
     merchant = address.merchant
     if params["oauth_consumer_key"] != merchant.login:
         raise oauth_error(
@@ -265,10 +265,10 @@ def check_oauth(
     _check_timestamp(params["oauth_timestamp"], now, window)
     oauth = signing.oauth_params_from_header(params)
     base_string = signing.signature_base_string("POST", url, pairs, oauth)
-    if not _verify(op.auth, base_string, params["oauth_signature"], merchant):
+    if not _verify(scheme, base_string, params["oauth_signature"], merchant):
         shown = mask_base_string(base_string)
         raise oauth_error(
-            f"oauth_signature does not verify with {op.auth.value}; the simulator's signature base "
+            f"oauth_signature does not verify with {scheme.value}; the simulator's signature base "
             f"string (card data masked) is {shown}"
         )
     _use_nonce(store, merchant.login, params["oauth_nonce"], now, window)

@@ -2,7 +2,9 @@
 
 CVV2 chooses the outcome (behaviour section 6, ``toolkit.testdata.outcomes``); 3-D Secure cards
 go through ``threeds`` before the decision.  Hosted forms start ``processing`` and wait for
-the payer to submit the page (``submit_form``).
+the payer to submit the page (``submit_form``).  The transfer-form page (behaviour section 12) takes the
+source card as the sale's page does, and the number of the card that receives the money: the transaction
+(``transfer``) keeps the source card's columns and the masked destination in ``extra``, as a v4 transfer does.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ MIXED_DECLINE = CardOutcome("declined (decline_rate)", "", Status.DECLINED, "non
                             GENERIC_DECLINE.error_message, "declined: the decline_rate setting")  # fmt: skip
 CARD_FORM_FIELDS = ("credit_card_number", "card_printed_name", "expire_month", "expire_year", "cvv2")
 PAYOUT_FORM_FIELDS = ("credit_card_number", "card_printed_name", "expire_month", "expire_year")
+TRANSFER_FORM_FIELDS = (*CARD_FORM_FIELDS, "destination-card-no")  # the source card, then the destination's number
+# The page's fields and the operation whose rules check their formats, by form (any other: the sale's page).
+PAGES = {"payout_form": (PAYOUT_FORM_FIELDS, "payout_check"), "transfer_form": (TRANSFER_FORM_FIELDS, "transfer")}
+CARD_NUMBERS = ("credit_card_number", "destination-card-no")  # typed with spaces or dashes, read without
 
 
 class FormProblems(Exception):
@@ -116,38 +122,49 @@ def form_by_token(engine: Engine, token: str) -> Row | None:
 
 
 def form_fields(form: str) -> tuple[str, ...]:
-    """The fields the payer fills in on this hosted page (a payout page collects no CVV2)."""
-    return PAYOUT_FORM_FIELDS if form == "payout_form" else CARD_FORM_FIELDS
+    """The fields the payer fills in on this hosted page (a payout page collects no CVV2; a transfer page the
+    destination card's number too)."""
+    return PAGES.get(form, (CARD_FORM_FIELDS, "sale"))[0]
 
 
 def form_problems(form: str, entries: Mapping[str, str]) -> list[Problem]:
-    """Every field of the page is required; formats follow the sale (or payout) rules.
+    """Every field of the page is required; formats follow the sale (or payout, or transfer) rules.
 
     Messages speak to the payer (``is required``) and never repeat the value entered.
     """
-    names = form_fields(form)
+    names, checked_as = PAGES.get(form, (CARD_FORM_FIELDS, "sale"))
     filled = {name: entries[name] for name in names if entries.get(name, "").strip()}
     missing = [Problem(name, "is required") for name in names if name not in filled]
-    operation = get_operation("payout_check" if form == "payout_form" else "sale")
-    wrong = [p for p in request_problems(operation, filled) if p.field in filled]
+    wrong = [p for p in request_problems(get_operation(checked_as), filled) if p.field in filled]
     return sorted([*missing, *wrong], key=lambda p: names.index(p.field))
+
+
+def _entries(form: str, entries: Mapping[str, str]) -> dict[str, str]:
+    """What the payer typed into the page's fields, trimmed; card numbers without their spaces or dashes."""
+    typed = {name: str(entries.get(name, "")).strip() for name in form_fields(form)}
+    for name in CARD_NUMBERS:
+        if name in typed:
+            typed[name] = typed[name].replace(" ", "").replace("-", "")
+    return typed
 
 
 def submit_form(engine: Engine, token: str, entries: Mapping[str, str]) -> Row:
     """The payer submitted a hosted page: check the entries, then run the payment gateway-side."""
-    entries = {name: str(entries.get(name, "")).strip() for name in CARD_FORM_FIELDS}
-    entries["credit_card_number"] = entries["credit_card_number"].replace(" ", "").replace("-", "")
     with engine.store.transaction():
         tx = form_by_token(engine, token)
         if tx is None or tx["tds_state"] != "form":
             raise state_error("this payment page has already been used or does not exist")
         form = engine.extra(tx)["form"]
+        entries = _entries(form, entries)
         problems = form_problems(form, entries)
         if problems:
             raise FormProblems(problems)
         if form == "payout_form":
             tx = engine.update(tx, **card_values(entries), tds_state="", deadline_at=None)
             return engine.schedule(payouts.plan_payout(engine, tx))
+        if form == "transfer_form":  # the destination, masked, as a v4 transfer keeps it
+            destination = card_values({"credit_card_number": entries.pop("destination-card-no")})
+            tx = engine.set_extra(tx, destination={"bin": destination["card_bin"], "last4": destination["card_last4"]})
         tx = engine.update(tx, deadline_at=None)  # the page's own deadline is over: 3-D Secure may set another
         amount = Decimal(engine.amount_text(tx)) if tx["amount_minor"] else None
         warnings: list[str] = []
@@ -191,5 +208,6 @@ def install(engine: Engine) -> None:
         engine.register(name, card_payment)
     for name in ("sale_form", "preauth_form", "payment_form", "account_verification_form", "payout_form"):
         engine.register(name, start_form)
+    engine.register("transfer_form", start_form)
     engine.register("status", status)
     engine.tick_hooks.append(lambda now: expire_forms(engine, now))

@@ -2,7 +2,8 @@
 
 The merchant's payout balance lives in the ``merchants`` table.  An approved payout reserves its
 amount in the same DB transaction that decides it, so concurrent payouts never overdraw; a
-payout above the balance is declined ("insufficient funds").  v4 is two-step: payout-check
+payout above the balance is declined ("insufficient funds").  A deposit (a transfer from the merchant to a card,
+``transfers``) spends the balance the same way (``spend_balance``; behaviour section 12).  v4 is two-step: payout-check
 registers without moving funds; payout-pay executes a registered, approved check exactly once.
 Outcomes by amount: minor units ending in 13 decline, 17 end ``unknown`` (behaviour section 6); a
 destination card whose expiry has passed declines "Expired card".  A destination given as ``cardrefid`` must
@@ -29,7 +30,8 @@ def balance(engine: Engine, login: str) -> int:
     return account_rows.balance(engine.store, login)
 
 
-def _check_currency(call: Call) -> None:
+def check_currency(call: Call) -> None:
+    """A payout (or a deposit) is paid from the balance, in its currency: another one is refused."""
     if call.fields["currency"] != call.merchant.currency:
         raise field_error(
             f"currency {call.fields['currency']} differs from the payout balance currency {call.merchant.currency}"
@@ -59,11 +61,22 @@ def plan_payout(engine: Engine, tx: Row, *, reserve: bool = True) -> Row:
     plan = amount_plan(amount, currency)
     if has_expired(engine.clock.now(), tx["card_exp_month"], tx["card_exp_year"]):  # a card whose expiry passed
         plan = plan_of(card_outcome("expired-card"))
+    return spend_balance(engine, tx, plan, reserve=reserve)
+
+
+def spend_balance(engine: Engine, tx: Row, plan: dict[str, str], *, reserve: bool = True, what: str = "payout") -> Row:
+    """``tx`` planned with ``plan``, unless it declines anyway: declined "Insufficient funds" when its amount exceeds
+    the merchant's payout balance, else (with ``reserve``) its amount held from the balance until it is final.
+
+    Payouts and deposits (``what``: the word of the decline message) spend the balance alike (behaviour section 12).
+    Call inside the store's transaction that writes ``tx``: concurrent spenders never overdraw.
+    """
+    currency = tx["currency"]
     available = balance(engine, tx["login"])
     if plan["plan_status"] != "declined" and tx["amount_minor"] > available:
-        money = f"{from_minor_units(available, currency)} {currency}"
+        amount, money = from_minor_units(tx["amount_minor"], currency), from_minor_units(available, currency)
         plan = plan_of(INSUFFICIENT_FUNDS)
-        plan["plan_message"] += f": payout {amount} {currency} exceeds the balance {money}"
+        plan["plan_message"] += f": {what} {amount} {currency} exceeds the balance {money} {currency}"
     tx = engine.update(tx, **plan)
     if reserve and plan["plan_status"] != "declined":
         tx = _hold(engine, tx, True)
@@ -92,7 +105,7 @@ def keep_balance(engine: Engine, tx: Row) -> None:
 
 def _payout(engine: Engine, call: Call, *, reserve: bool) -> Result:
     """A payout or a payout check: the kind the catalogue says the operation makes (``Operation.makes``)."""
-    _check_currency(call)
+    check_currency(call)
     with engine.store.transaction():
         tx = engine.new_tx(call, call.operation.makes, **_destination(engine, call))
         tx = engine.schedule(plan_payout(engine, tx, reserve=reserve))

@@ -1,18 +1,27 @@
-"""3-D Secure in the simulator: 2.x method step and challenge, 1.0.2 PaReq/PaRes (spec 4.2).
+"""3-D Secure in the simulator: 2.x method step and challenge, 1.0.2 PaReq/PaRes (spec 4.2, behaviour 11 and 12).
 
 2.x (CVV2 321, and the simulator's own 331 and 332; 111 is a card that is not enrolled: no step at all):
-the status carries ``html`` that loads the method URL; the merchant uploads ``threeDSCompInd`` (Y
-completed, N not within 10 s, U no method URL); without an upload the method step times out as N after
-``method_timeout``, on the simulator's clock (the scheduler), whether or not anyone polls.  Then one of the
-three paths of behaviour section 11: a challenge (CVV2 321) sends the payer to the ACS page
-(``redirect-to``), where the password ``hint`` gives a CRes with transStatus Y, anything else N; a
-frictionless approval (331) or decline (332) is decided without the payer.  The CRes reaches the
-merchant's ``redirect_url`` and is accepted by ``upload-cres-result``.  1.0.2: the two test cards go to
-the ACS page at once; the amount chooses the result (outcomes.THREE_DS_V1_AMOUNTS);
-``upload-pares-result`` accepts the PaRes.
-Hosted forms run the same steps gateway-side (``managed``): the pages apply the CRes/PaRes.
-In the API flow the ACS page is answered once (``record_answer``); the merchant uploads the result.
-CRes and PaRes are signed by the simulator's ACS, so a forged one is refused.
+the status carries ``html`` that loads the method URL in a hidden frame.  The method window (``method_timeout``,
+10 s) runs from the moment the payer's browser loads the method URL (behaviour 12); until then the order waits
+for the payer as long as for a challenge (``challenge_timeout``), then declines.  Then one of the three paths of
+behaviour 11: a challenge (CVV2 321) sends the payer to the ACS page (``redirect-to``), where the password
+``hint`` gives a CRes with transStatus Y, anything else N; a frictionless approval (331) or decline (332) is
+decided without the payer.  1.0.2: the two test cards go to the ACS page at once; the amount chooses the result
+(outcomes.THREE_DS_V1_AMOUNTS).
+
+Two roads through it, chosen by what the merchant does (behaviour 12):
+
+- gateway-run (the default, and every hosted form): the status ``html`` goes on by itself after the method step
+  to the gateway (``threeds_gateway.continue_after_method``), which applies the method result and takes the payer
+  to the challenge; the ACS returns the payer to the gateway with the CRes / PaRes
+  (``threeds_gateway.apply_returned``), which applies it: the order becomes final without any upload;
+- merchant-run: once the merchant has uploaded a step result (``upload-method-url-result``...), or, in 1.0.2, its
+  own page named its own ``TermUrl`` to the ACS, the ACS hands the CRes / PaRes to the merchant and the gateway
+  waits for the upload, as spec 4.2 describes.
+
+An upload that repeats what the gateway applied itself (an ``N`` after the method window passed) is answered,
+not refused.  Deadlines run on the scheduler (``on_tick``).  CRes and PaRes are signed by the simulator's ACS, so
+a forged one is refused.
 """
 
 from __future__ import annotations
@@ -72,11 +81,11 @@ def plan_three_ds(
             "tds_comp_ind": "Y",
             "deadline_at": now + engine.settings.challenge_timeout,
         }
-    return {
+    return {  # the method window runs from the method step (``method_loaded``); until then the payer's time
         "three_ds": kind,
         "tds_state": "method",
         "tds_token": new_token(),
-        "deadline_at": now + engine.settings.method_timeout,
+        "deadline_at": now + engine.settings.challenge_timeout,
     }
 
 
@@ -115,12 +124,16 @@ def by_token(engine: Engine, token: str) -> Row | None:
 
 
 def method_loaded(engine: Engine, token: str) -> Row | None:
-    """The payer's browser loaded the method URL (the ACS fingerprinted it)."""
+    """The payer's browser loaded the method URL (the ACS fingerprinted it): the method step starts, and its
+    window (``method_timeout``) runs from this first load (behaviour 12)."""
     with engine.store.transaction():
         tx = by_token(engine, token)
-        if tx is not None:
-            tx = engine.set_extra(tx, method_loaded=True, method_loaded_at=engine.clock.now())
-        return tx
+        if tx is None or engine.extra(tx).get("method_loaded"):
+            return tx
+        now = engine.clock.now()
+        if tx["tds_state"] == "method" and tx["status"] == Status.PROCESSING.value:
+            tx = engine.update(tx, deadline_at=now + engine.settings.method_timeout)
+        return engine.set_extra(tx, method_loaded=True, method_loaded_at=now)
 
 
 def challenge_cres(engine: Engine, token: str, password: str) -> tuple[Row, str]:
@@ -169,6 +182,33 @@ def is_managed(engine: Engine, tx: Row) -> bool:
     return bool(engine.extra(tx).get("managed"))
 
 
+# --- the two roads (behaviour 12) --------------------------------------------------------------
+
+
+def merchant_runs(engine: Engine, tx: Row) -> bool:
+    """The merchant has uploaded a step result (or named its own 1.0.2 ``TermUrl``): it runs 3-D Secure itself."""
+    extra = engine.extra(tx)
+    return bool(extra.get("merchant_run")) and not extra.get("managed")
+
+
+def gateway_runs(engine: Engine, tx: Row) -> bool:
+    """The gateway applies the method result and the ACS's result itself (the default; every hosted form)."""
+    return not merchant_runs(engine, tx)
+
+
+def run_by_merchant(engine: Engine, tx: Row, term_url: str = "") -> Row:
+    """From now on the merchant runs this order's 3-D Secure (``term_url``: where its 1.0.2 ACS result goes)."""
+    extra = engine.extra(tx)
+    if extra.get("managed") or (extra.get("merchant_run") and extra.get("term_url", "") == term_url):
+        return tx
+    return engine.set_extra(tx, merchant_run=True, **({"term_url": term_url} if term_url else {}))
+
+
+def term_url(engine: Engine, tx: Row) -> str:
+    """Where a merchant-run 1.0.2 ACS result goes: the merchant's own ``TermUrl``, else its ``redirect_url``."""
+    return str(engine.extra(tx).get("term_url") or tx["redirect_url"])
+
+
 # --- results: uploaded by the merchant, or applied by the hosted pages -------------------------
 
 
@@ -203,11 +243,9 @@ def _authenticated(engine: Engine, tx: Row, passed: bool, *, eci: str) -> Row:
 
 def apply_method_result(engine: Engine, tx: Row, indicator: str) -> Row:
     if tx["tds_state"] != "method":
-        why = (
-            f"; the method window ({engine.settings.method_timeout:g} s) passed and the step timed out as N"
-            if engine.extra(tx).get("method_timed_out")
-            else ""
-        )
+        extra = engine.extra(tx)
+        by_gateway = extra.get("method_timed_out") or extra.get("gateway_continued_at") is not None
+        why = f"; {_applied_how(engine, tx)}" if by_gateway else ""
         raise state_error(f"no 3-D Secure method step is pending for orderid {tx['orderid']} (state {_state(tx)}){why}")
     if tx["three_ds"] == V2_CHALLENGE:
         deadline = engine.clock.now() + engine.settings.challenge_timeout
@@ -241,7 +279,9 @@ def upload_method_url_result(engine: Engine, call: Call) -> Result:
 
     ``Y`` although the payer's browser never loaded the method URL is a merchant bug: refused (a lenient
     simulator accepts it with a warning).  A lenient simulator takes a missing ``threeDSCompInd`` as ``Y``.
-    After the method window the step has already timed out as ``N`` (the scheduler's work, done first here).
+    After the method window the step has already timed out as ``N`` (the scheduler's work, done first here): an
+    ``N`` then agrees with what the gateway applied and is answered (behaviour 12); another indicator is refused.
+    The order is merchant-run from this upload on.
     """
     with engine.store.transaction():
         tx = _target(engine, call)
@@ -251,29 +291,59 @@ def upload_method_url_result(engine: Engine, call: Call) -> Result:
                 "threeDSCompInd: Y (completed), but the payer's browser never loaded the 3-D Secure method URL "
                 "(three-ds-method-url of the status); load it in the payer's browser, or send N or U"
             )
-        tx = apply_method_result(engine, tx, indicator)
+        if _applied_already(engine, tx, indicator):
+            call.warnings.append(
+                f"threeDSCompInd: {indicator} agrees with what the gateway applied itself "
+                f"({_applied_how(engine, tx)}): answered, nothing changes"
+            )
+            tx = run_by_merchant(engine, tx)
+        else:
+            tx = apply_method_result(engine, run_by_merchant(engine, tx), indicator)
     return Result(ResponseKind.ASYNC, tx)
+
+
+def _applied_already(engine: Engine, tx: Row, indicator: str) -> bool:
+    """The gateway applied this very method result itself (the window passed, or its page went on)."""
+    extra = engine.extra(tx)
+    by_gateway = extra.get("method_timed_out") or extra.get("gateway_continued_at") is not None
+    return tx["tds_state"] != "method" and bool(by_gateway) and tx["tds_comp_ind"] == indicator
+
+
+def _applied_how(engine: Engine, tx: Row) -> str:
+    """How the gateway applied the method result itself, in words."""
+    if engine.extra(tx).get("method_timed_out"):
+        return f"the method window ({engine.settings.method_timeout:g} s) passed and the step timed out as N"
+    return f"the payer's page went on to the gateway after the method step, which applied {tx['tds_comp_ind']}"
 
 
 def upload_cres_result(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
-        tx = apply_cres(engine, _target(engine, call), call.fields["cRes"])
+        tx = _target(engine, call)
+        tx = apply_cres(engine, run_by_merchant(engine, tx), call.fields["cRes"])
     return Result(ResponseKind.ASYNC, tx)
 
 
 def upload_pares_result(engine: Engine, call: Call) -> Result:
     with engine.store.transaction():
-        tx = apply_pares(engine, _target(engine, call), call.fields["paRes"])
+        tx = _target(engine, call)
+        tx = apply_pares(engine, run_by_merchant(engine, tx), call.fields["paRes"])
     return Result(ResponseKind.ASYNC, tx)
 
 
+NOT_IN_TIME = ("05", "3-D Secure result not received in time")
+
+
 def on_tick(engine: Engine, now: float) -> None:
-    """Method steps not reported within the window become N; unanswered challenges decline."""
+    """A method step whose window passed becomes N; one the payer never started (nothing loaded the method URL),
+    and an unanswered challenge, decline."""
     for tx in order_rows.past_deadline(engine.store, ("method",), now):
+        if not engine.extra(tx).get("method_loaded"):
+            engine.finalize(engine.set_extra(tx, method_never_started=True), Status.DECLINED.value, *NOT_IN_TIME)
+            continue
         tx = engine.set_extra(tx, method_timed_out=True)
         apply_method_result(engine, tx, "N")
     for tx in order_rows.past_deadline(engine.store, ("challenge", "pares"), now):
-        engine.finalize(tx, Status.DECLINED.value, "05", "3-D Secure result not received in time")
+        engine.finalize(tx, Status.DECLINED.value, *NOT_IN_TIME)
 
 
 def install(engine: Engine) -> None:

@@ -12,6 +12,10 @@ field).  A card whose expiry has passed on the simulator's clock is declined "Ex
 section 11: a stored reference does not make an expired card valid); otherwise the amount chooses the
 outcome (``outcomes.outcome_for_amount``).  The transaction (``transfer``) keeps the source card's columns
 (the destination's when the money comes from the merchant) and the masked destination in ``extra``.
+
+A deposit (the money comes from the merchant: ``transfer-by-ref`` without a source, the v4 ``transfer-by-ref``)
+spends the merchant's payout balance as a payout does (behaviour section 12, ``payouts.spend_balance``): in the
+balance's currency only, declined "Insufficient funds" beyond it, its amount held from the balance unless declined.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolkit.operations import ResponseKind
+from toolkit.simulator.rules import payouts
 from toolkit.simulator.rules.cards import card_ref, ref_columns, ref_expiry_plan
 from toolkit.simulator.rules.engine import Call, Engine, Result
 from toolkit.simulator.rules.plans import amount_plan, card_values, expiry_plan
@@ -58,8 +63,10 @@ def card_side(engine: Engine, call: Call, number: str, fields: Mapping[str, str]
 
 
 def _transfer(engine: Engine, call: Call, source: Side | None, destination: Side) -> Result:
-    """The ``transfer`` transaction from ``source`` (None: the merchant) to ``destination``."""
+    """The ``transfer`` transaction from ``source`` (None: the merchant, a deposit) to ``destination``."""
     fields = call.fields
+    if source is None:
+        payouts.check_currency(call)
     expired = (source.expired if source else None) or destination.expired
     plan = expired or amount_plan(fields["amount"], fields["currency"])
     extra: dict[str, Any] = {"destination": destination.masked()}
@@ -68,6 +75,8 @@ def _transfer(engine: Engine, call: Call, source: Side | None, destination: Side
     columns = (source or destination).columns
     cardrefid = source.ref if source else destination.ref
     tx = engine.new_tx(call, call.operation.makes, **{**columns, "cardrefid": cardrefid}, extra=dumps(extra), **plan)
+    if source is None:  # the merchant's money (behaviour section 12)
+        tx = payouts.spend_balance(engine, tx, plan, what="deposit")
     return Result(ResponseKind.ASYNC, engine.schedule(tx))
 
 

@@ -28,7 +28,7 @@ from toolkit.simulator.rules.errors import SimError, endpoint_error, server_erro
 from toolkit.simulator.shaping import TIMEOUT_HOLD
 from toolkit.simulator.storage import StoreBusy, StoreUnavailable, serving
 from toolkit.simulator.web import limits, render, urls
-from toolkit.wire import FORM_TYPE, MEDIA_TYPE, asks_for_json
+from toolkit.wire import MEDIA_TYPE, asks_for_json, content_type_problem
 
 log = logging.getLogger("gatekit.simulator")
 # A fault plan hook (the control API installs one), run in a gateway thread: raises SimError or returns the
@@ -86,20 +86,28 @@ def _header(request: Request, name: bytes) -> str:
     return ""
 
 
-def _parse_body(pairs: list[tuple[str, str]] | None, warnings: list[str], content_type: str) -> list[tuple[str, str]]:
-    if content_type.split(";")[0].strip().lower() != FORM_TYPE:
-        warnings.append(f"Content-Type is {content_type or 'missing'}; the spec requires {FORM_TYPE}")
-    if pairs is None:  # (limits.parse_form refused the body before: this is never reached)
-        raise SimError("the request body is not UTF-8 form data", code="6")
-    return pairs
+def read_body(engine: Engine, gr: GatewayRequest) -> list[tuple[str, str]]:
+    """The request's fields as the gateway reads them: a form body (spec 2.1).  Any other Content-Type (none,
+    ``text/plain``, ``application/json``) is refused, naming it (behaviour 12: the gateway sees an empty form); a
+    lenient simulator reads the body all the same (a JSON object's members, else the body as a form) and warns."""
+    content_type = _header(gr.http, b"content-type")
+    problem = content_type_problem(content_type)
+    if not problem:
+        return limits.parse_form(gr.body)
+    address = checks.resolve(engine.settings, gr.operation, gr.path_id, gr.by_group)  # (an unknown one: said first)
+    if not engine.settings.is_lenient(address.merchant):
+        raise SimError(problem, code=limits.BODY_CODE)
+    is_json = content_type.partition(";")[0].strip().lower().endswith(("/json", "+json"))
+    gr.warnings.append(f"{problem} (lenient: accepted, read as {'JSON' if is_json else 'a form'})")
+    return limits.parse_json(gr.body) if is_json else limits.parse_form(gr.body)
 
 
-def accept(engine: Engine, gr: GatewayRequest, body: list[tuple[str, str]] | None) -> Call:
-    """Every check of a request, in order; returns the Call (with the request's ``serial``) for the engine."""
+def accept(engine: Engine, gr: GatewayRequest, pairs: list[tuple[str, str]]) -> Call:
+    """Every check of a request's fields (``read_body``'s), in order; returns the Call (with the request's
+    ``serial``) for the engine."""
     op, request, warnings = gr.operation, gr.http, gr.warnings
     address = checks.resolve(engine.settings, op, gr.path_id, gr.by_group)
     lenient = engine.settings.is_lenient(address.merchant)
-    pairs = _parse_body(body, warnings, _header(request, b"content-type"))
     fields = checks.canonical_fields(op, pairs, warnings, lenient=lenient)
     if not op.auth.is_oauth:
         checks.check_login(op, fields, address)
@@ -216,7 +224,7 @@ def answer(gr: GatewayRequest, *, faults: bool) -> Answer | float | serving.Late
         fault: FaultHook | None = request.app.state.fault_hook if faults else None
         if fault is not None and (delay := fault(request, gr.operation)) > 0:
             return delay
-        pairs = limits.parse_form(gr.body)
+        pairs = read_body(engine, gr)
         gr.sent = journal.sent(pairs)  # (masked now: the values found clean are stored without a second look)
         call = accept(engine, gr, pairs)
         gr.login = call.merchant.login

@@ -8,7 +8,8 @@
   ``LINGER_BYTES``) so that it sees the answer instead of a reset connection.
 - ``parse_form`` splits a gateway form body: at most ``MAX_FIELDS`` fields, names of at most
   ``MAX_NAME_LENGTH`` and values of at most ``MAX_VALUE_LENGTH`` characters (the catalogue's own
-  lengths are checked later, field by field).
+  lengths are checked later, field by field); ``parse_json`` reads a JSON object body within the same limits
+  (a lenient simulator's reading of a request sent as ``application/json``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolkit.simulator.rules.errors import SimError, field_error
 from toolkit.simulator.web import render, urls
-from toolkit.wire import LEGACY_TYPE, MEDIA_TYPE, asks_for_json, encode_json, encode_legacy
+from toolkit.wire import LEGACY_TYPE, MEDIA_TYPE, DecodeError, asks_for_json, encode_json, encode_legacy, loads_json
 
 MAX_FIELDS = 200
 MAX_NAME_LENGTH = 64
@@ -41,13 +42,46 @@ def parse_form(raw: bytes) -> list[tuple[str, str]]:
     if text and text.count("&") >= MAX_FIELDS:
         raise SimError(f"the request body has more than {MAX_FIELDS} fields", code=BODY_CODE)
     pairs = _split_form(text)
+    _check_lengths(pairs, len(text))
+    return pairs
+
+
+def parse_json(raw: bytes) -> list[tuple[str, str]]:
+    """The members of a JSON object body as name=value pairs, within the limits of a form: what a lenient
+    simulator reads from a request sent as ``application/json`` (text as it is, numbers as written, ``true`` and
+    ``false``, ``null`` as an empty value, a nested value as its JSON text); a SimError for any other body."""
+    try:
+        data = loads_json(raw)
+    except DecodeError as exc:
+        raise SimError(f"the request body is sent as JSON and is not: {exc}", code=BODY_CODE) from None
+    if not isinstance(data, dict):
+        raise SimError("a JSON request body is read as an object of fields; this one is not an object", code=BODY_CODE)
+    if len(data) > MAX_FIELDS:
+        raise SimError(f"the request body has more than {MAX_FIELDS} fields", code=BODY_CODE)
+    pairs = [(name, _json_text(value)) for name, value in data.items()]
+    _check_lengths(pairs, len(raw))
+    return pairs
+
+
+def _json_text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value, default=str, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)
+
+
+def _check_lengths(pairs: list[tuple[str, str]], size: int) -> None:
+    """No field name above ``MAX_NAME_LENGTH`` characters, no value above ``MAX_VALUE_LENGTH`` (``size``: the
+    body's, which bounds every value)."""
     if pairs and max(map(len, map(_NAME, pairs))) > MAX_NAME_LENGTH:
         name = next(name for name, _ in pairs if len(name) > MAX_NAME_LENGTH)
         raise field_error(f"a field name of {len(name)} characters ({name[:20]}...); at most {MAX_NAME_LENGTH}")
-    if len(text) > MAX_VALUE_LENGTH and max(map(len, map(_VALUE, pairs))) > MAX_VALUE_LENGTH:
+    if size > MAX_VALUE_LENGTH and max(map(len, map(_VALUE, pairs))) > MAX_VALUE_LENGTH:
         name, value = next(pair for pair in pairs if len(pair[1]) > MAX_VALUE_LENGTH)
         raise field_error(f"{name}: a value of {len(value)} characters; at most {MAX_VALUE_LENGTH}")
-    return pairs
 
 
 _NAME, _VALUE = operator.itemgetter(0), operator.itemgetter(1)

@@ -81,17 +81,21 @@ def order_summary(engine: Engine, tx: Row) -> dict[str, str]:
     }
 
 
-def merchant_redirect(engine: Engine, tx: Row, extra: Mapping[str, str] | None = None) -> HTMLResponse:
+def merchant_redirect(
+    engine: Engine, tx: Row, extra: Mapping[str, str] | None = None, *, action: str | None = None
+) -> HTMLResponse:
     """Behaviour section 5: the payer's browser POSTs the signed outcome to ``redirect_url``.
 
     ``extra`` adds the 3-D Secure result (``cres``, or ``pares`` and ``md``) that the merchant's
-    server uploads.  Without a ``redirect_url`` the page shows the parameters instead.
+    server uploads; ``action``: another address of the merchant's for it (its own 1.0.2 ``TermUrl``).
+    Without a ``redirect_url`` the page shows the parameters instead.
     """
     params = {**engine.outcome_params(tx), **(extra or {})}
     summary = order_summary(engine, tx)
-    if not tx["redirect_url"]:
+    target = action or tx["redirect_url"]
+    if not target:
         return styled(engine, "result.html", params=params, summary=summary, status=tx["status"])
-    return styled(engine, "merchant_redirect.html", action=tx["redirect_url"], params=params, summary=summary)
+    return styled(engine, "merchant_redirect.html", action=target, params=params, summary=summary)
 
 
 # --- request helpers ---------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The hosted payment page of the form operations (sale-form, preauth-form, payment-form,
-account-verification-form, payout-form): show, check the payer's entries, hand over to 3-D Secure
-or send the payer back to the merchant.
+account-verification-form, payout-form, transfer-form): show, check the payer's entries, hand over to 3-D Secure
+or send the payer back to the merchant (or, without a ``redirect_url``, show the result: behaviour section 12).
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ TITLES = {
     "payment_form": "Payment",
     "account_verification_form": "Card verification",
     "payout_form": "Receive a payout",
+    "transfer_form": "Card-to-card transfer",
 }
-BUTTONS = {"account_verification_form": "Verify card", "payout_form": "Receive payout"}
+BUTTONS = {"account_verification_form": "Verify card", "payout_form": "Receive payout", "transfer_form": "Transfer"}
 # Shown again after a field error; the card number and the CVV2 never are.
 KEPT = ("card_printed_name", "expire_month", "expire_year")
 
@@ -57,6 +58,8 @@ INPUTS = {
     "expire_month": Input("expire_month", "Expiry month", "cc-exp-month", "MM", True),
     "expire_year": Input("expire_year", "Expiry year", "cc-exp-year", "YYYY", True),
     "cvv2": Input("cvv2", "CVV2", "cc-csc", "123", True),
+    # the transfer page's second card: not the payer's own (no cc-* autocomplete), it only receives the money
+    "destination-card-no": Input("destination-card-no", "Card number to receive the money", "off", "digits only", True),
 }
 PAYOUT_LABELS = {"credit_card_number": "Card number to receive the payout", "card_printed_name": "Cardholder name"}
 
@@ -107,7 +110,12 @@ def _form_tx(engine: Engine, token: str, base: str) -> Row:
 
 
 # The alternate page style's names (``[simulator] page_style = "alternate"``) -> the payer's entries, read the same.
-ALTERNATE_NAMES = {"pan": "credit_card_number", "csc": "cvv2", "holder": "card_printed_name"}
+ALTERNATE_NAMES = {
+    "pan": "credit_card_number",
+    "csc": "cvv2",
+    "holder": "card_printed_name",
+    "to_pan": "destination-card-no",
+}
 _EXPIRY = re.compile(r"^\s*(\d{1,2})\s*[/ .-]\s*(\d{2}|\d{4})\s*$")
 
 
@@ -143,6 +151,7 @@ def _form_page(
         values=values,
         errors=_errors(inputs, problems),
         payout=form == "payout_form",
+        transfer=form == "transfer_form",
     )
 
 

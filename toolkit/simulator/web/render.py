@@ -147,14 +147,17 @@ def status_fields(engine: Engine, tx: Row, base: str) -> dict[str, str]:
 def payer_action(tx: Row, base: str, style: str = "standard") -> dict[str, str]:
     """``html`` and/or ``redirect-to`` when the payer must act (behaviour section 3).
 
-    The alternate page style writes the html as other gateways do: the method step as a form that posts
-    ``threeDSMethodData`` into a hidden frame, the challenge as a form with ``creq`` and ``threeDSSessionData``
-    submitted by a script, the 1.0.2 ACS with ``PaReq``, ``MD`` and ``TermUrl``."""
+    The method step's html loads the method URL in a hidden frame, then goes on by itself to the gateway (its
+    3-D Secure return address), within the method window: the gateway-run road of behaviour 12 (a merchant that
+    runs the step itself loads ``three-ds-method-url`` in its own frame and uploads the result).  The 1.0.2 html
+    posts the PaReq with the gateway's return address as ``TermUrl``.  The alternate page style writes the html
+    as other gateways do: the method step as a form that posts ``threeDSMethodData`` into a hidden frame, the
+    challenge as a form with ``creq`` and ``threeDSSessionData`` submitted by a script."""
     token, state = tx["tds_token"], tx["tds_state"]
     alternate = style != "standard"
     if state == "method":
-        url = urls.method_url(base, token)
-        html = _method_post(url, str(tx["orderid"])) if alternate else _method_frame(url)
+        url, onward = urls.method_url(base, token), urls.return_url(base, token)
+        html = _method_post(url, onward, str(tx["orderid"])) if alternate else _method_frame(url, onward)
         return {"html": html, "three-ds-method-url": url}
     if state == "challenge":
         url = urls.challenge_url(base, token)
@@ -164,30 +167,54 @@ def payer_action(tx: Row, base: str, style: str = "standard") -> dict[str, str]:
         return {"redirect-to": url, "html": _auto_post(url, {"creq": token})}
     if state == "pares":
         url = urls.acs_v1_url(base, token)
-        fields = {"PaReq": token, "MD": str(tx["orderid"])}
-        if alternate:
-            fields["TermUrl"] = tx["redirect_url"] or url
+        fields = {"PaReq": token, "MD": str(tx["orderid"]), "TermUrl": urls.return_url(base, token)}
         return {"redirect-to": url, "html": _auto_post(url, fields)}
     if state == "form" and tx["form_token"]:
         return {"redirect-to": urls.form_url(base, tx["form_token"])}
     return {}
 
 
-def _method_frame(url: str) -> str:
+# The method page goes on to the gateway once the hidden frame has loaded, and at the latest after this many
+# milliseconds (within the 10 s method window of spec 4.2, whatever the frame does).
+METHOD_GOES_ON_MS = 5000
+
+
+def _goes_on(frame: str, form: str) -> str:
+    """The script of the method html: submit ``form`` (to the gateway) once ``frame`` has loaded the method URL (a
+    frame marked ``data-posted="no"`` has not been sent there yet), or in time whatever the frame does."""
     return (
-        '<!doctype html><html><body><iframe id="threeds-method" src="' + escape(url) + '" '
-        'style="display:none" width="0" height="0"></iframe></body></html>'
+        "<script>(function () { var sent = false;"
+        f' var frame = document.getElementById("{frame}"), form = document.getElementById("{form}");'
+        " function onward() { if (!sent) { sent = true; HTMLFormElement.prototype.submit.call(form); } }"
+        ' frame.addEventListener("load", function () { if (frame.dataset.posted !== "no") { onward(); } });'
+        f" setTimeout(onward, {METHOD_GOES_ON_MS}); }})();</script>"
     )
 
 
-def _method_post(url: str, orderid: str) -> str:
-    """The method step as a form posted into a hidden frame (the 3-D Secure 2 specification's way)."""
+def _method_frame(url: str, onward: str) -> str:
+    """The method URL in a hidden frame; then the page goes on to the gateway (``onward``) by itself."""
+    return (
+        '<!doctype html><html><body><iframe id="threeds-method" src="' + escape(url) + '" '
+        'style="display:none" width="0" height="0"></iframe>'
+        f'<form id="threeds-continue" method="post" action="{escape(onward)}">'
+        '<noscript><button type="submit">Continue</button></noscript></form>'
+        + _goes_on("threeds-method", "threeds-continue")
+        + "</body></html>"
+    )
+
+
+def _method_post(url: str, onward: str, orderid: str) -> str:
+    """The method step as a form posted into a hidden frame (the 3-D Secure 2 specification's way), then on."""
     data = base64.b64encode(json.dumps({"threeDSServerTransID": orderid}).encode()).decode()
     return (
-        '<!doctype html><html><body><iframe name="threeDSMethodIframe" style="display:none" width="0" height="0">'
-        f'</iframe><form method="post" action="{escape(url)}" target="threeDSMethodIframe">'
+        '<!doctype html><html><body><iframe id="threeDSMethodIframe" name="threeDSMethodIframe" data-posted="no" '
+        'style="display:none" width="0" height="0"></iframe>'
+        f'<form id="threeDSMethodForm" method="post" action="{escape(url)}" target="threeDSMethodIframe">'
         f'<input type="hidden" name="threeDSMethodData" value="{escape(data)}"></form>'
-        "<script>document.forms[0].submit();</script></body></html>"
+        f'<form id="threeDSContinue" method="post" action="{escape(onward)}"></form>'
+        + _goes_on("threeDSMethodIframe", "threeDSContinue")
+        + '<script>document.getElementById("threeDSMethodIframe").dataset.posted = "yes";'
+        " document.forms.threeDSMethodForm.submit();</script></body></html>"
     )
 
 

@@ -26,3 +26,10 @@ def challenge_url(base: str, token: str) -> str:
 def acs_v1_url(base: str, token: str) -> str:
     """The ACS page of 3-D Secure 1.0.2 (PaReq in, PaRes out)."""
     return f"{base}/3ds/v1/acs/{token}"
+
+
+def return_url(base: str, token: str) -> str:
+    """The gateway's own 3-D Secure address: the status html goes on to it after the method step, the ACS
+    returns the payer to it (CRes, PaRes, the 1.0.2 ``TermUrl``), and it keeps the payer while the gateway
+    decides (behaviour 12, gateway-run)."""
+    return f"{base}/3ds/return/{token}"
