@@ -21,10 +21,22 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
-# The wheel users install (README: Install), in dist/ (make test builds and checks its own, in a temporary folder).
-wheel: $(STAMP)
-	$(PY) -m pip wheel $(PIP_FLAGS) --no-deps --no-build-isolation -w dist . 2> >(grep -v "is ignored: it is neither" >&2)
-	@ls dist/gatekit-*.whl
+# The wheel users install (README: Install), in $(DIST)/, built alone in seconds (make test builds and checks its own,
+# in a temporary folder): nothing is installed for it, no dependency and no extra.  The venv's setuptools builds it
+# when make install has put the one pyproject.toml pins there (offline); else pip builds it in an isolated build
+# environment holding only that setuptools (from pip's cache, or downloaded once).  No build/ is kept: setuptools
+# keeps there the modules deleted from the tree, and would put them in the next wheel.
+DIST ?= dist
+SETUPTOOLS := $(shell sed -n 's/^requires = \["setuptools==\([^"]*\)"\]/\1/p' pyproject.toml)
+wheel:
+	@if [ "$$($(PY) -c 'import setuptools; print(setuptools.__version__)' 2>/dev/null)" = "$(SETUPTOOLS)" ]; \
+	then python=$(PY); isolation=--no-build-isolation; how="the venv's setuptools $(SETUPTOOLS)"; \
+	else python=$$(test -x $(PY) && echo $(PY) || echo $(PYTHON)); isolation=; \
+		how="setuptools $(SETUPTOOLS) in an isolated build environment"; fi; \
+	echo "make wheel: building the gatekit wheel alone (pip wheel --no-deps, $$how) in $(DIST)/"; \
+	command="$$python -m pip wheel $(PIP_FLAGS) --no-deps $$isolation -w $(DIST) ."; echo "$$command"; \
+	rm -rf build; $$command 2> >(grep -v "is ignored: it is neither" >&2); built=$$?; rm -rf build; exit $$built
+	@ls $(DIST)/gatekit-*.whl
 
 # Headless Chromium and ChromeDriver from Debian for the real-browser tests (GATEKIT_BROWSER=off skips them).
 BROWSER_STAMP := $(VENV)/.chromium

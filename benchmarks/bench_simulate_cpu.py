@@ -42,13 +42,26 @@ def interleaved(
         name: http.client.HTTPConnection("127.0.0.1", server.port, timeout=30) for name, server in servers.items()
     }
 
-    def send(name: str, part: list[tuple[str, bytes]]) -> None:
+    def exchange(name: str, operation: str, body: bytes) -> tuple[int, bytes]:
+        """One request on the server's keep-alive connection; a connection the server closed while it was idle
+        (its keep-alive timeout, when the other server's turn lasts longer on a busy machine) is opened again and
+        the request sent on the new one (it never reached the server)."""
         connection = connections[name]
+        for attempt in (1, 2):
+            try:
+                connection.request("POST", f"{API}/{operation}/1001", body=body, headers=HEADERS)
+                answer = connection.getresponse()
+                return answer.status, answer.read()
+            except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+                connection.close()  # (http.client connects again on the next request)
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def send(name: str, part: list[tuple[str, bytes]]) -> None:
         for operation, body in part:
-            connection.request("POST", f"{API}/{operation}/1001", body=body, headers=HEADERS)
-            answer = connection.getresponse()
-            said = answer.read()
-            assert answer.status == 200, f"{name}: {operation} answered {answer.status}: {said[:300]!r}"
+            status, said = exchange(name, operation, body)
+            assert status == 200, f"{name}: {operation} answered {status}: {said[:300]!r}"
 
     for name in servers:
         send(name, bodies[name][:WARM_UP])

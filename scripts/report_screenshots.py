@@ -13,6 +13,9 @@ temporary directory), then photographs with Selenium and Debian's Chromium:
   the sequence diagram with the browser's visits to the ACS and back to the merchant;
 - ``report-3ds-hosted-page.png``: the 3-D Secure card on the hosted payment page: every page as a screenshot
   (the merchant's page it ends on styled, cut to its content), and the diagram;
+- ``report-hosted-fields-browser.png``: the Hosted Fields checkout in a real browser: the merchant's checkout page
+  with the gateway's card iframes (ready, empty), the SDK's tokenize call, the v4 sale and status, the challenge,
+  and the diagram;
 - ``report-failing-categories.png``: the failing run's Categories tab, each category opened;
 - ``report-failing-tree.png``: the failing run's tree, Failed and Broken apart.
 
@@ -45,6 +48,8 @@ WIDTH = 1400
 SCENARIOS = {
     "report-3ds-scenario.png": "The payer passes the 3-D Secure 2 challenge in a real browser",
     "report-3ds-hosted-page.png": "A 3-D Secure card on the payment page in a real browser",
+    "report-hosted-fields-browser.png": "The payer types the card into the gateway's iframes on the merchant's "
+    "checkout page in a real browser",
 }
 
 

@@ -6,6 +6,8 @@ Scene``): the wheel ships this folder as ``toolkit.suite.steps`` (``toolkit/suit
 
 Messages that only the simulator words (refusal reasons, decline texts) are checked against the
 simulator; against a sandbox the step checks the kind of answer, whose wording is the gateway's.
+Every comparison goes through ``toolkit.certify.expect``: a failure says what the feature expected
+and what the gateway said.
 """
 
 from __future__ import annotations
@@ -21,12 +23,16 @@ from pytest_bdd import given, parsers, then, when
 
 from toolkit.callbacks import CallbackReceiver, Received
 from toolkit.certify import reporting
+from toolkit.certify.checkout import CheckoutPages
 from toolkit.certify.choices import one_of
+from toolkit.certify.expect import Words, expect, expect_fields, expect_in, expect_refusal, fail
+from toolkit.certify.shared import moves_shared_state
 from toolkit.certify.target import GatewayTarget
 from toolkit.client import GatewayClient
 from toolkit.errors import ApiError, AuthenticationError, ValidationError
 from toolkit.exchange import Exchange
 from toolkit.flows import Merchant, Order
+from toolkit.hosted_fields import sdk_url_of
 from toolkit.models import CardRefResponse, Status, StatusResponse
 from toolkit.payer import Payer
 from toolkit.payer.browser import BrowserPayer
@@ -55,6 +61,11 @@ def money(text: str) -> Any:
     return parsers.parse(text, extra_types=MONEY)
 
 
+def told(order: Order, status: StatusResponse) -> str:
+    """The order, and the gateway's reason when it gave one (a decline's message), for a failure to name."""
+    return f"{order!r}: {status.error_message}" if status.error_message else repr(order)
+
+
 class Scene:
     """What one scenario has done so far, for the Then steps to look at."""
 
@@ -81,6 +92,15 @@ def scene() -> Scene:
 @pytest.fixture
 def target(gateway_target: GatewayTarget) -> GatewayTarget:
     return gateway_target
+
+
+@pytest.fixture(scope="session")
+def checkout_pages(gateway_target: GatewayTarget) -> Iterator[CheckoutPages]:
+    """The merchant's checkout pages for Hosted Fields (``toolkit.certify.checkout``), with the gateway's SDK at
+    its ``SDK_URL``: the host of the profile's base URL (hosted-fields.md section 2)."""
+    config = gateway_target.config
+    with CheckoutPages(sdk_url_of(config.base_url), config.endpoint_id or "") as pages:
+        yield pages
 
 
 MerchantFactory = Callable[..., Merchant]
@@ -169,7 +189,7 @@ def answer_challenge(merchant: Merchant, payer: Payer, order: Order, which: str)
 @given(money("the merchant has captured {amount:Money} EUR"))
 def has_captured(merchant: Merchant, order: Order, amount: Decimal) -> None:
     status = merchant.final_status(merchant.capture(order, amount))
-    assert (status.status, status.amount) == (Status.APPROVED, amount), status.raw
+    expect_fields("the capture", status, about=order, status=Status.APPROVED, amount=amount)
 
 
 @when(money("the merchant captures {amount:Money} EUR of the order"))
@@ -236,17 +256,24 @@ def answer_challenge_in_browser(merchant: Merchant, browser_payer: BrowserPayer,
     """API flows: the browser goes where the status sends it; hosted pages: it already shows the ACS page."""
     if not order.redirect_url:
         status = merchant.payer_step(order)
-        assert status.redirect_to, f"{order}: the status sends the payer nowhere: {status.raw}"
+        if not status.redirect_to:
+            fail("the status", Words("a redirect-to for the payer"), Words("none: it sends the payer nowhere"),
+                 about=order)  # fmt: skip
         browser_payer.open(status.redirect_to)
     browser_payer.answer_challenge(browser_payer.settings.password(which))
 
 
+CLOCK = "moves the gateway's clock"  # (every scenario's, on a team's simulator: those run alone under -n)
+
+
 @when(parsers.parse("{amount:d} seconds pass on the gateway's clock"))
+@moves_shared_state(CLOCK)
 def seconds_pass(target: GatewayTarget, amount: int) -> None:
     target.control.advance_clock(amount)
 
 
 @when(parsers.re(r"(?P<amount>\d+) days? pass(?:es)? on the gateway's clock"))
+@moves_shared_state(CLOCK)
 def days_pass(target: GatewayTarget, amount: str) -> None:
     target.control.advance_clock(int(amount) * 86400)
 
@@ -257,59 +284,56 @@ def days_pass(target: GatewayTarget, amount: str) -> None:
 @then("the order is approved")
 def order_approved(merchant: Merchant, order: Order, scene: Scene) -> None:
     scene.status = merchant.final_status(order)
-    assert scene.status.status is Status.APPROVED, f"{order}: {scene.status.status} {scene.status.error_message}"
+    expect("the order's status", Status.APPROVED, scene.status.status, about=told(order, scene.status))
 
 
 @then(parsers.parse('the order is declined with "{message}"'))
 def order_declined(merchant: Merchant, order: Order, target: GatewayTarget, message: str) -> None:
     status = merchant.final_status(order)
-    assert status.status is Status.DECLINED, f"{order}: {status.status}"
+    expect("the order's status", Status.DECLINED, status.status, about=order)
     if target.is_simulator:
-        assert message in status.error_message, status.error_message
+        expect_in("the decline message", message, status.error_message, about=order)
 
 
 @then("the status is unknown")
 def status_unknown(merchant: Merchant, order: Order) -> None:
-    assert merchant.settled_status(order).status is Status.UNKNOWN
+    expect("the order's status", Status.UNKNOWN, merchant.settled_status(order).status, about=order)
 
 
 @then(parsers.parse('the gateway refuses the request saying "{text}"'))
 def refused(scene: Scene, target: GatewayTarget, text: str) -> None:
     """The simulator's wording and kind (a validation error); a sandbox may say no with a 401/403 instead."""
     if target.is_simulator:
-        assert isinstance(scene.refusal, ValidationError), f"expected a validation error, got {scene.refusal!r}"
-        assert text in scene.refusal.error_message, scene.refusal.error_message
+        refusal = expect_refusal("the gateway's answer", scene.refusal, ValidationError)
+        expect_in("the refusal", text, refusal.error_message)
     else:
-        assert isinstance(scene.refusal, ApiError), f"expected the gateway to refuse, got {scene.refusal!r}"
+        expect_refusal("the gateway's answer", scene.refusal)
 
 
 @then(money("a further return of {amount:Money} EUR is refused"))
 def further_return_refused(merchant: Merchant, order: Order, scene: Scene, amount: Decimal) -> None:
-    assert scene.refuse(lambda: merchant.return_(order, amount)) is not None
+    expect_refusal("the further return", scene.refuse(lambda: merchant.return_(order, amount)), about=order)
 
 
 @then(money("the merchant can still return {amount:Money} EUR"))
 def can_still_return(merchant: Merchant, order: Order, amount: Decimal) -> None:
     status = merchant.final_status(merchant.return_(order, amount))
-    assert (status.status, status.amount) == (Status.APPROVED, amount), status.raw
+    expect_fields("the return", status, about=order, status=Status.APPROVED, amount=amount)
 
 
 @then(money("the order's latest transaction is an approved {kind} of {amount:Money} EUR"))
 def latest_transaction(merchant: Merchant, order: Order, kind: str, amount: Decimal) -> None:
     """``status`` without ``by-request-sn``: the order's latest transaction (behaviour section 10)."""
     status = merchant.order_status(order)
-    latest = (status.status, status.transaction_type, status.amount)
-    assert latest == (Status.APPROVED, kind, amount), (
-        f"{order}: the latest transaction is {status.status.value} "
-        f"{status.transaction_type} of {status.amount} {status.get('currency')}"
-    )
+    expect_fields("the order's latest transaction", status, about=order, status=Status.APPROVED,
+                  transaction_type=kind, amount=amount)  # fmt: skip
 
 
 @then(parsers.parse('the gateway calls the merchant back with a signed "{status}"'), target_fixture="callback")
 def called_back(target: GatewayTarget, order: Order, status: str) -> Received:
     callback = target.receiver.wait_for_callback(orderid=order.orderid, status=status)
     reporting.record_arrival(callback)
-    assert callback.control_ok is True, callback.summary()
+    expect_fields("the callback", callback, about=callback.summary(), control_ok=True)
     return callback
 
 
@@ -321,25 +345,25 @@ def called_back_about(target: GatewayTarget, order: Order, kind: str, status: st
     """A later transaction of the order (capture, chargeback...): called back at the order's notify_url."""
     callback = target.receiver.wait_for_callback(orderid=order.orderid, type=kind, status=status)
     reporting.record_arrival(callback)
-    assert callback.control_ok is True, callback.summary()
+    expect_fields("the callback", callback, about=callback.summary(), control_ok=True)
     return callback
 
 
 @then(money("a capture of {amount:Money} EUR is refused"))
 def capture_refused(merchant: Merchant, order: Order, scene: Scene, amount: Decimal) -> None:
-    assert scene.refuse(lambda: merchant.capture(order, amount)) is not None
+    expect_refusal("the capture", scene.refuse(lambda: merchant.capture(order, amount)), about=order)
 
 
 @then(parsers.parse('the gateway refuses the signature saying "{text}"'))
 def refused_signature(scene: Scene, target: GatewayTarget, text: str) -> None:
-    assert isinstance(scene.refusal, AuthenticationError), f"expected a 401, got {scene.refusal!r}"
+    refusal = expect_refusal("the gateway's answer", scene.refusal, AuthenticationError)
     if target.is_simulator:
-        assert text in scene.refusal.error_message, scene.refusal.error_message
+        expect_in("the refusal", text, refusal.error_message)
 
 
 @then("the payer's redirect to the merchant is signed by the gateway")
 def redirect_signed(merchant: Merchant, order: Order, target: GatewayTarget) -> None:
     redirect = merchant.redirect_for(order)
     reporting.record_arrival(redirect)
-    assert redirect.control_ok is True, f"redirect control does not verify: {redirect.summary()}"
-    assert redirect.params["client_orderid"] == order.client_orderid
+    expect_fields("the payer's redirect", redirect, about=redirect.summary(), control_ok=True)
+    expect("the payer's redirect's client_orderid", order.client_orderid, redirect.params.get("client_orderid"))

@@ -6,6 +6,7 @@ import pytest
 from pytest_bdd import scenarios, then, when
 
 from toolkit.certify.choices import one_of
+from toolkit.certify.expect import Words, expect, expect_fields, fail
 from toolkit.certify.target import GatewayTarget
 from toolkit.flows import Merchant, Order
 from toolkit.models import CardRefResponse, RecurringPaymentResponse, Status
@@ -32,16 +33,18 @@ def create_recurring(
 
 @then("the recurring payment has an id")
 def recurring_id(recurring: RecurringPaymentResponse) -> None:
-    assert recurring.recurring_payment_id.isdigit(), recurring
+    if not recurring.recurring_payment_id.isdigit():
+        fail("the recurring payment's id", Words("a number"), recurring.recurring_payment_id, about=recurring)
 
 
 @then(one_of("the recurring payment has been charged {times}", times=("once", "twice")))
 def recurring_charged(merchant: Merchant, recurring: RecurringPaymentResponse, times: str) -> None:
     """The simulator names the n-th charge ``<client_orderid>-<n>``."""
     count = {"once": 1, "twice": 2}[times]
-    charges = [merchant.client.status(client_orderid=f"{recurring.client_orderid}-{n}") for n in range(1, count + 1)]
-    assert [charge.status for charge in charges] == [Status.APPROVED] * count
-    assert all(charge.transaction_type == "recurring-charge" for charge in charges)
+    for n in range(1, count + 1):
+        charge = merchant.client.status(client_orderid=f"{recurring.client_orderid}-{n}")
+        expect_fields(f"charge {n} of the recurring payment", charge, status=Status.APPROVED,
+                      transaction_type="recurring-charge")  # fmt: skip
 
 
 @when("the merchant asks for the status by its own order id only")
@@ -51,8 +54,7 @@ def status_by_client_orderid(merchant: Merchant, order: Order, scene: Scene) -> 
 
 @then(money("the status is approved for {amount:Money} EUR"))
 def status_approved_for(scene: Scene, order: Order, amount: Decimal) -> None:
-    assert scene.status is not None
-    assert (scene.status.status, scene.status.amount, scene.status.orderid) == (Status.APPROVED, amount, order.orderid)
+    expect_fields("the status", scene.status, status=Status.APPROVED, amount=amount, orderid=order.orderid)
 
 
 @when("the merchant asks for the status of the order by its endpoint group")
@@ -74,4 +76,4 @@ def first_sees_processing(merchant: Merchant, order: Order, target: GatewayTarge
     first = merchant.order_status(order)
     if not target.is_simulator and first.is_final:  # a gateway may decide before the first poll: nothing to see
         pytest.skip(f"the gateway decided {order} before the first status ({first.status.value}): no processing")
-    assert first.status is Status.PROCESSING, f"{order}: the first status is {first.status.value}, not processing"
+    expect("the first status", Status.PROCESSING, first.status, about=order)

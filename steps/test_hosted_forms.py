@@ -2,6 +2,7 @@
 
 from pytest_bdd import parsers, scenarios, then, when
 
+from toolkit.certify.expect import Words, fail
 from toolkit.flows import Order
 from toolkit.payer import Payer, reading
 from toolkit.payer.browser import BrowserPayer
@@ -34,13 +35,18 @@ def page_error(payer: Payer, field: str) -> None:
     page = payer.history[-1]
     errors = page.field_errors()
     if errors:
-        assert field in errors, f"errors shown: {errors}"
+        if field not in errors:
+            fail("the fields in error", Words(f'"{field}" among them'), Words(", ".join(errors)))
         return
     texts = reading.error_texts(page)
-    assert any(FIELD_WORDS.get(field, field) in text.lower() for text in texts), f"errors shown: {texts}"
+    if not any(FIELD_WORDS.get(field, field) in text.lower() for text in texts):
+        shown = "; ".join(f'"{text}"' for text in texts) or "none"
+        fail("the page's errors", Words(f'one that names "{FIELD_WORDS.get(field, field)}"'), Words(shown))
 
 
 @then("the payment page says it has expired")
 def page_expired(payer: Payer, order: Order) -> None:
     page = payer.open(order.redirect_url)
-    assert page.status_code == 410 and "has expired" in page.html, f"HTTP {page.status_code}: {page.html[:300]}"
+    if page.status_code != 410 or "has expired" not in page.html:
+        fail("the payment page", Words('HTTP 410 saying "has expired"'), Words(f"HTTP {page.status_code}"),
+             about=page.html[:300])  # fmt: skip

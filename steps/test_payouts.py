@@ -4,6 +4,7 @@ from decimal import Decimal
 
 from pytest_bdd import parsers, scenarios, then, when
 
+from toolkit.certify.expect import expect, expect_in
 from toolkit.certify.target import GatewayTarget
 from toolkit.flows import Merchant, Order
 from toolkit.models import Status
@@ -21,15 +22,15 @@ def check_payout(merchant: Merchant, amount: Decimal) -> Order:
 
 @then("the payout check is approved")
 def check_approved(merchant: Merchant, check: Order) -> None:
-    assert merchant.final_status(check).status is Status.APPROVED
+    expect("the payout check's status", Status.APPROVED, merchant.final_status(check).status, about=check)
 
 
 @then(parsers.parse('the payout check is declined with "{message}"'))
 def check_declined(merchant: Merchant, check: Order, target: GatewayTarget, message: str) -> None:
     status = merchant.final_status(check)
-    assert status.status is Status.DECLINED, f"{check}: {status.status}"
+    expect("the payout check's status", Status.DECLINED, status.status, about=check)
     if target.is_simulator:
-        assert message in status.error_message, status.error_message
+        expect_in("the decline message", message, status.error_message, about=check)
 
 
 @when("the merchant pays the checked payout", target_fixture="order")

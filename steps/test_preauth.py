@@ -4,6 +4,7 @@ from decimal import Decimal
 
 from pytest_bdd import given, scenarios, then, when
 
+from toolkit.certify.expect import expect, expect_fields
 from toolkit.certify.target import GatewayTarget
 from toolkit.flows import Merchant, Order
 from toolkit.models import Status
@@ -51,11 +52,11 @@ def settled(target: GatewayTarget, order: Order) -> None:
 @then(money("the capture is approved for {amount:Money} EUR"))
 def capture_approved_for(merchant: Merchant, scene: Scene, amount: Decimal) -> None:
     status = merchant.final_status(scene.orders[-1])
-    assert (status.status, status.amount) == (Status.APPROVED, amount)
+    expect_fields("the capture", status, about=scene.orders[-1], status=Status.APPROVED, amount=amount)
 
 
 @then("every capture is approved")
 @then("the void is approved")
 def all_approved(merchant: Merchant, scene: Scene) -> None:
     for child in scene.orders:
-        assert merchant.final_status(child).status is Status.APPROVED, child
+        expect(f"the {child.operation}'s status", Status.APPROVED, merchant.final_status(child).status, about=child)

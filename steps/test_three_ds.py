@@ -5,6 +5,7 @@ from pytest_bdd import parsers, scenarios, then, when
 
 from toolkit.certify import reporting
 from toolkit.certify.choices import one_of
+from toolkit.certify.expect import Words, expect, expect_fields, fail
 from toolkit.flows import METHOD_INDICATORS, Merchant, Order
 from toolkit.payer import Payer
 from toolkit.payer.browser import BrowserPayer
@@ -64,20 +65,24 @@ def upload_pares(merchant: Merchant, order: Order) -> None:
 @then("the payer is sent to the 3-D Secure challenge")
 def sent_to_challenge(merchant: Merchant, order: Order, scene: Scene) -> None:
     scene.status = merchant.payer_step(order)
-    assert scene.status.needs_payer and scene.status.redirect_to, scene.status.raw
+    if not (scene.status.needs_payer and scene.status.redirect_to):
+        said = Words(f"{scene.status.status.value} and no redirect-to")
+        fail("the status", Words("a redirect-to the challenge"), said, about=order)
 
 
 @then("the payer was never asked to act")
 def no_payer_step(merchant: Merchant, order: Order) -> None:
     status = merchant.final_status(order)
-    assert not (status.html or status.redirect_to or status.get("three-ds-method-url")), status.raw
-    assert not status.get("three-ds-version"), status.raw
+    shown = {"html": status.html, "redirect-to": status.redirect_to, "three-ds-method-url":
+             status.get("three-ds-method-url"), "three-ds-version": status.get("three-ds-version")}  # fmt: skip
+    asked = [name for name, value in shown.items() if value]
+    if asked:
+        fail("the status", Words("nothing for the payer to do"), Words(", ".join(asked)), about=order)
 
 
 @then(parsers.parse('the status shows the method step indicator "{indicator}"'))
 def method_indicator(scene: Scene, indicator: str) -> None:
-    assert scene.status is not None
-    assert scene.status.get("three-ds-comp-ind") == indicator, scene.status.raw
+    expect("the method step indicator", indicator, scene.status.get("three-ds-comp-ind") if scene.status else None)
 
 
 @then(parsers.parse('the payer comes back to the merchant with a signed "{status}"'))
@@ -85,5 +90,7 @@ def comes_back(merchant: Merchant, order: Order, status: str) -> None:
     """Gateway-run: the gateway sends the payer back with the final status, not a 3-D Secure result to upload."""
     redirect = merchant.redirect_for(order)
     reporting.record_arrival(redirect)
-    assert redirect.control_ok is True, f"redirect control does not verify: {redirect.summary()}"
-    assert redirect.status == status and not {"cres", "pares"} & set(redirect.params), redirect.summary()
+    expect_fields("the payer's redirect", redirect, about=redirect.summary(), control_ok=True, status=status)
+    uploads = sorted({"cres", "pares"} & set(redirect.params))
+    if uploads:
+        fail("the payer's redirect", Words("the final status"), Words(f"a result to upload ({', '.join(uploads)})"))

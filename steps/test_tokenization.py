@@ -6,6 +6,7 @@ from decimal import Decimal
 from pytest_bdd import given, parsers, scenarios, then, when
 
 from toolkit.certify.choices import one_of
+from toolkit.certify.expect import Words, expect, expect_fields, fail
 from toolkit.certify.target import GatewayTarget
 from toolkit.flows import Merchant, Order
 from toolkit.models import CardRefResponse, Status
@@ -26,11 +27,14 @@ def create_card_ref(merchant: Merchant, order: Order, version: str) -> CardRefRe
 @then("the card information shows the holder, BIN, last four digits and expiry of the card")
 def card_info(merchant: Merchant, order: Order, card_ref: CardRefResponse) -> None:
     info = merchant.client.get_card_info(cardrefid=card_ref.card_ref_id)
-    assert info.missing == (), f"get-card-info-response without {', '.join(info.missing)}"
+    if info.missing:
+        fail("the card information", Words("every field"), Words(f"none of {', '.join(info.missing)}"))
     number, card = order.fields["credit_card_number"], order.card
-    assert (info.bin, info.last_four_digits) == (number[:6], number[-4:])
-    assert card is not None and info.card_printed_name == card.holder
-    assert (int(info.expire_month), info.expire_year[-2:]) == (int(card.expire_month), card.expire_year[-2:])
+    expect_fields("the card information", info, bin=number[:6], last_four_digits=number[-4:],
+                  card_printed_name=card.holder if card else None)  # fmt: skip
+    expiry = f"{int(info.expire_month):02d}/{info.expire_year[-2:]}"
+    expect("the card information's expiry", f"{int(card.expire_month):02d}/{card.expire_year[-2:]}" if card else None,
+           expiry)  # fmt: skip
 
 
 @when(
@@ -56,13 +60,14 @@ def rebill_preauth(merchant: Merchant, card_ref: CardRefResponse, amount: Decima
 @then(money("the hold is approved as a preauth of {amount:Money} EUR"))
 def hold_approved(merchant: Merchant, order: Order, amount: Decimal) -> None:
     status = merchant.final_status(order)
-    assert (status.status, status.transaction_type, status.amount) == (Status.APPROVED, "preauth", amount), status.raw
+    expect_fields("the hold", status, about=order, status=Status.APPROVED, transaction_type="preauth", amount=amount)
 
 
 @then(money("the capture is approved for {amount:Money} EUR"))
 def capture_approved(merchant: Merchant, scene: Scene, amount: Decimal) -> None:
     status = merchant.final_status(scene.orders[-1])
-    assert (status.status, status.transaction_type, status.amount) == (Status.APPROVED, "capture", amount), status.raw
+    expect_fields("the capture", status, about=scene.orders[-1], status=Status.APPROVED, transaction_type="capture",
+                  amount=amount)  # fmt: skip
 
 
 @given("the merchant has a card reference of another approved sale", target_fixture="other_card_ref")
@@ -105,7 +110,10 @@ def rebill_charged(merchant: Merchant, order: Order, target: GatewayTarget, amou
     """The simulator declines the first amount by its amount rule; a sandbox may take either amount."""
     charged = merchant.final_status(order).amount
     tried = {Decimal(str(order.fields["amount"])), amount}
-    assert charged == amount if target.is_simulator else charged in tried, charged
+    if target.is_simulator:
+        expect("the amount charged", amount, charged, about=order)
+    elif charged not in tried:
+        fail("the amount charged", Words(" or ".join(map(str, sorted(tried)))), charged, about=order)
 
 
 @when(parsers.parse("the merchant tries to rebill card reference {cardrefid}"))

@@ -215,6 +215,25 @@ def test_gateway_refusal_exits_3_with_the_body_on_stdout(capsys, server, reply, 
     assert json.loads(out)["type"] in ("validation-error", "error")
 
 
+def test_a_misspelled_field_is_refused_naming_the_field_it_meant(capsys, server):
+    """As the proxy says it (``toolkit.validation.meant_field``), with what else the request lacks, in one answer."""
+    args = [arg.replace("amount=", "ammount=") for arg in SALE_ARGS]
+    code, out, err = run(capsys, "call", "sale", *args, "colour=red", "--base-url", server.base_url)
+    assert (code, out, server.requests) == (2, "", [])
+    note, refusal = err.splitlines()
+    assert note == "note: fields sale does not know (the gateway ignores them): colour"
+    assert refusal == ("gatekit call: sale: request refused before sending: ammount: not a field of sale, did you mean "
+                       "amount? (the gateway ignores ammount); amount: is required by sale"), err  # fmt: skip
+
+
+def test_no_validate_sends_a_misspelled_field_saying_what_it_meant(capsys, server):
+    server.reply(ACK)
+    args = [arg.replace("amount=", "ammount=") for arg in SALE_ARGS]
+    code, _, err = run(capsys, "call", "sale", *args, "--no-validate", "--base-url", server.base_url)
+    assert code == 0 and server.last.fields["ammount"] == "10.42"
+    assert "note: ammount: not a field of sale, did you mean amount? (the gateway ignores ammount)" in err, err
+
+
 def test_no_validate_sends_what_the_client_would_refuse(capsys, server):
     server.reply(Reply({"type": "validation-error", "error-message": "email is required"}, 400))
     args = [arg for arg in SALE_ARGS if not arg.startswith("email=")]

@@ -24,7 +24,7 @@ from toolkit.errors import (
     ValidationError,
 )
 from toolkit.models import RESPONSE_MODELS, AsyncResponse, Status, StatusResponse
-from toolkit.operations import OPERATIONS, AuthScheme, Operation, ResponseKind
+from toolkit.operations import OPERATIONS, AnswerStyle, AuthScheme, Operation, ResponseKind
 
 SERIAL = "7f6f6d9c-6b41-4d55-9a3a-1b2c3d4e5f60"
 PAN = "4444555566661111"
@@ -151,7 +151,11 @@ def test_the_spec_table_names_every_control_operation():
     assert set(SPEC_CONTROL) == {name for name, op in OPERATIONS.items() if op.auth is AuthScheme.CONTROL}
 
 
-@pytest.mark.parametrize("op", OPERATIONS.values(), ids=OPERATIONS.keys())
+# (the Hosted Fields calls answer with their own JSON types: tests/test_hosted_answers.py)
+FAMILY = {name: op for name, op in OPERATIONS.items() if op.answers is AnswerStyle.FAMILY}
+
+
+@pytest.mark.parametrize("op", FAMILY.values(), ids=FAMILY.keys())
 def test_every_operation_over_the_socket(server, fixed_client, op):
     fields = request_for(op)
     server.reply(reply_for(op))

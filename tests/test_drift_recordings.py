@@ -135,7 +135,7 @@ def test_two_built_recordings_of_one_run_show_no_drift(tmp_path: Path, capsys: p
     ran = run_drift(capsys, write_recording(tmp_path / "a", archives), write_recording(tmp_path / "b", archives),
                     "--out", tmp_path / "out")  # fmt: skip
     assert (ran.code, ran.err) == (0, ""), ran.out
-    assert "1 scenarios, no difference" in ran.out
+    assert "drift: 1 scenario of a (A) against b (B): no difference" in ran.out
 
 
 def test_a_status_that_differs_is_drift_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,6 +7,7 @@ start it; this process never imports ``toolkit.load.users``.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -152,6 +153,15 @@ def test_a_distributed_run_with_a_master_and_two_workers(tmp_path: Path, free_tc
     for name in ("report.html", "load_stats.csv", "load_failures.csv", "summary.md"):
         assert (reports / name).stat().st_size > 0, name
     assert (reports / "summary.md").read_text().startswith("# gatekit load: PASS")
+    # Locust's own figures are HTTP's: flows and callbacks keep their rows, out of the Aggregated row (and so out
+    # of its requests per second), also when the master adds up its workers' statistics
+    with (reports / "load_stats.csv").open() as stats:
+        table = list(csv.DictReader(stats))
+    aggregated = next(row for row in table if row["Name"] == "Aggregated")
+    http = [row for row in table if row["Type"] in ("gateway", "payer")]
+    assert {"flow", "callback", "gateway", "payer"} <= {row["Type"] for row in table}, table
+    assert int(aggregated["Request Count"]) == sum(int(row["Request Count"]) for row in http), table
+    assert float(aggregated["Requests/s"]) == pytest.approx(sum(float(row["Requests/s"]) for row in http), rel=0.01)
 
 
 def test_a_gateway_that_is_not_a_simulator_is_refused(tmp_path: Path):

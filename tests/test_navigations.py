@@ -51,3 +51,23 @@ def test_documents_in_order_with_their_answers_redirects_and_form_data():
 
 def test_entries_that_are_not_devtools_messages_are_ignored():
     assert navigations([{"message": "not json"}, {"level": "INFO"}, entry("Page.frameNavigated", frame={})]) == []
+
+
+def test_a_script_call_is_kept_only_when_picked_as_the_hosted_fields_sdks_tokenize_call():
+    """The merchant page's own calls (its status polls) stay out; the SDK's tokenize call is a hop of the card."""
+    tokenize = "http://gw/api/v4/tokenize/hosted-fields"
+    log = [
+        sent("1", "http://shop/checkout", at=1.0),
+        sent("2", tokenize, kind="Fetch", method="POST", at=2.0, postData='{"cardNumber": "4444444444444448"}'),
+        sent("3", "http://shop/status?orderId=1", kind="Fetch", at=3.0),
+        sent("4", "http://shop/status?orderId=1", kind="XHR", at=3.5),
+        sent("5", tokenize, kind="Script", at=3.8),
+        answered("2", 200, tokenize, 2.1),
+    ]
+    assert [n.request_id for n in navigations(log)] == ["1"]
+    picked = navigations(log, calls=lambda url: url.endswith("/tokenize/hosted-fields"))
+    assert [(n.request_id, n.kind, n.is_document, n.status) for n in picked] == [
+        ("1", "Document", True, None),
+        ("2", "Fetch", False, 200),
+    ]
+    assert [n.request_id for n in navigations(log, calls=lambda url: True)] == ["1", "2", "3", "4"]

@@ -15,7 +15,7 @@ import pytest
 from nbclient import NotebookClient
 
 from toolkit import demo
-from toolkit.commands.notebooks import copy_notebooks
+from toolkit.commands.notebooks import copy_notebooks, notebook_extras
 from toolkit.fields import luhn_ok
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -44,10 +44,10 @@ def test_the_leak_scanner_finds_what_it_looks_for():
     assert leaks("pan 4538977399606732.") == ["card number 4538977399606732"]
 
 
-def test_the_seven_walkthroughs_are_there():
+def test_the_eight_walkthroughs_are_there():
     assert [path.stem for path in PATHS] == [
         "01-quickstart", "02-3ds-walkthrough", "03-refunds-and-rebills", "04-signing-debugger", "05-explorer",
-        "06-drift", "07-load",
+        "06-drift", "07-load", "08-hosted-fields",
     ]  # fmt: skip
 
 
@@ -59,6 +59,29 @@ def test_committed_notebooks_carry_no_outputs(path: Path):
     assert code and all(cell.outputs == [] and cell.execution_count is None for cell in code)
     assert "widgets" not in notebook.metadata and notebook.metadata.kernelspec.name == "python3"
     assert leaks(path.read_text()) == []
+
+
+def test_each_notebook_says_the_extras_it_needs_and_they_are_gatekit_s():
+    """A notebook's metadata names what it needs beyond the ``notebook`` extra (``gatekit.extras``)."""
+    import tomllib
+
+    extras = tomllib.loads((NOTEBOOKS.parent / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    needs = {path.stem: notebook_extras(path) for path in PATHS}
+    assert needs["07-load"] == ("load",) and all(set(named) <= set(extras) for named in needs.values()), needs
+
+
+def test_gatekit_notebooks_says_which_extra_a_notebook_needs_when_it_is_missing(tmp_path, capsys, monkeypatch):
+    from toolkit import cli
+    from toolkit.commands import notebooks
+
+    assert cli.main(["notebooks", str(tmp_path / "all")]) == 0  # (this venv has every extra)
+    out = capsys.readouterr().out
+    assert "  07-load.ipynb\n" in out and "needs" not in out, out
+    monkeypatch.setattr(notebooks, "installed", lambda distribution: distribution != "locust")
+    assert cli.main(["notebooks", str(tmp_path / "no-load")]) == 0
+    out = capsys.readouterr().out
+    assert "  07-load.ipynb  needs gatekit[load], not installed here: pip install 'gatekit[load]'\n" in out, out
+    assert "  06-drift.ipynb\n" in out, out
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
@@ -96,6 +119,7 @@ PICTURES = {
     "05-explorer": {"application/vnd.jupyter.widget-view+json", "text/html"},
     "06-drift": {"text/html"},  # the drift table, and the two diagrams side by side
     "07-load": {"image/svg+xml", "text/markdown"},  # the latency and mix charts, the run's summary
+    "08-hosted-fields": {"image/svg+xml", "text/html"},  # the checkout's diagram; the signed ticket call, the sale
 }
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
@@ -111,14 +135,17 @@ def _panel_is_alive(notebook: Any) -> None:
 
 
 def _drift_is_shown(outputs: list[Any]) -> None:
-    """The stand-in's injected differences in the table, two diagrams side by side, none once taught."""
+    """The stand-in's injected differences in the grouped table, two diagrams side by side, the fitted section (the
+    stand-in decides at once: latency 0), and no difference once it is taught."""
     pages = [out["data"]["text/html"] for out in outputs if "text/html" in out.get("data", {})]
     table = next(page for page in pages if "gatekit drift:" in page)
-    for expected in ("<td>error-code</td>", "<td>descriptor</td>", "<td>answer-time</td>", "Do not honor"):
+    for expected in (">error-code<", ">descriptor<", ">answer-time<", "Do not honor", "<details"):
         assert expected in table, expected
     pairs = [page for page in pages if "gk-side-by-side" in page]
     assert len(pairs) == 2 and all(page.count("<svg") == 2 for page in pairs)
-    assert "the sandbox: a sale declined" in pairs[0] and "the simulator: a sale declined" in pairs[0]
+    assert "A, stand-in: a sale declined" in pairs[0] and "B, simulator: a sale declined" in pairs[0]
+    fitted = next(out["text"] for out in outputs if out.get("text", "").startswith("[simulator]"))
+    assert "latency = 0\n" in fitted and 'omit_fields = ["descriptor"]' in fitted and '"116" = {' in fitted, fitted
     assert outputs[-2].get("text", "").strip() == "no difference", outputs[-2]
 
 

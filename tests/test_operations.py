@@ -3,7 +3,7 @@
 import pytest
 
 from toolkit.fields import FIELDS, wire_name
-from toolkit.operations import OPERATIONS, AuthScheme, get_operation, iter_operations
+from toolkit.operations import OPERATIONS, AnswerStyle, AuthScheme, ResponseKind, get_operation, iter_operations
 
 SPEC_PATHS = {
     "/api/v2/sale/{endpointId}", "/api/v2/sale-form/{endpointId}", "/api/v2/preauth/{endpointId}",
@@ -23,11 +23,34 @@ FAMILY_PATHS = {
     "/api/v2/transfer-by-ref/{endpointId}", "/api/v4/payout/{endpointId}", "/api/v4/transfer-by-ref/{endpointId}",
     "/api/v2/transfer-form/{endpointId}",  # behaviour section 12 (the PHP library's TransferFormQuery)
 }  # fmt: skip
+# hosted-fields.md section 3: the merchant's three Hosted Fields calls.
+HOSTED_FIELDS_PATHS = {
+    "/api/v4/tokenize/create-ephemeral-ticket/{endpointId}", "/api/v4/sale/{endpointId}", "/api/v4/status/{endpointId}",
+}  # fmt: skip
 
 
 def test_every_spec_path_is_in_the_catalogue_once():
     paths = [op.path for op in iter_operations()]
-    assert sorted(paths) == sorted(SPEC_PATHS | FAMILY_PATHS)
+    assert sorted(paths) == sorted(SPEC_PATHS | FAMILY_PATHS | HOSTED_FIELDS_PATHS)
+
+
+def test_the_hosted_fields_calls_answer_with_json_types_and_the_sale_takes_a_token_for_the_card():
+    """hosted-fields.md 3.2-3.4: paynet-order-id a number in the sale answer only, error-code a number; the token
+    replaces credit_card_number, expire_month, expire_year and cvv2."""
+    ticket, sale, status = (get_operation(name) for name in ("create_ephemeral_ticket", "sale_v4", "status_v4"))
+    assert {op.answers for op in (ticket, sale, status)} == {AnswerStyle.HOSTED_FIELDS}
+    assert (ticket.numbers, set(sale.numbers), status.numbers) == (
+        ("error-code",),
+        {"error-code", "paynet-order-id"},
+        ("error-code",),
+    )
+    assert ticket.required == () and ticket.response is ResponseKind.TICKET
+    assert {"hosted_fields_token", "redirect_url", "customer_browser_user_agent"} <= set(sale.required)
+    assert sale.excludes == (("hosted_fields_token", ("credit_card_number", "expire_month", "expire_year", "cvv2")),)
+    assert not set(sale.fields) & {"credit_card_number", "cvv2"} and sale.makes == "sale"
+    assert status.required == ("login", "orderid") and status.response is ResponseKind.STATUS
+    others = [op for op in iter_operations() if op not in (ticket, sale, status)]
+    assert {op.answers for op in others} == {AnswerStyle.FAMILY} and not any(op.numbers for op in others)
 
 
 def test_every_v2_operation_and_no_other_is_addressable_by_group():

@@ -6,6 +6,7 @@ that cannot have it: the test is skipped then, and says so.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator
 from decimal import Decimal
@@ -16,6 +17,7 @@ from toolkit.callbacks import CallbackReceiver
 from toolkit.client import GatewayClient
 from toolkit.flows import Merchant
 from toolkit.models import Status
+from toolkit.payer import PayerError
 from toolkit.payer.browser import BrowserPayer
 from toolkit.simulator.server import SimulatorServer
 from toolkit.simulator.settings import default_settings
@@ -161,3 +163,43 @@ def test_a_browser_shown_the_status_html_goes_the_gateway_run_road(merchant: Mer
     challenge = hops.index(("answer the 3-D Secure challenge", "acs"))
     assert gateway and gateway[0] < challenge < gateway[-1], hops  # on to the gateway, and back through it
     assert hops[-1] == ("go back to the merchant", "merchant"), hops
+
+
+def test_a_browser_follows_a_hosted_fields_statuss_redirect_to_through_the_challenge(merchant: Merchant):
+    """A Hosted Fields order (the card tokenized as the SDK does, charged with a v4 sale) whose page does not send the
+    payer on by itself: ``follow`` goes to redirect-to, the challenge is answered, the ACS's way back ends at the
+    merchant's redirect_url with the four fields of the Hosted Fields return, their control good."""
+    from toolkit.hosted_fields import HostedFieldsGateway
+    from toolkit.payer import Payer
+
+    assert merchant.receiver is not None
+    client, receiver = merchant.client, merchant.receiver
+    gateway = HostedFieldsGateway(client.config.base_url.removesuffix("/paynet"), client.config.base_url, "1001",
+                                  "", "", b"")  # fmt: skip
+    ticket = client.create_ephemeral_ticket().ephemeral_ticket
+    http = Payer()
+    token = http.tokenize_hosted_fields(ticket, card_for("3ds-challenge"), sdk_url=gateway.sdk_url,
+                                        origin="http://127.0.0.1:9")  # fmt: skip
+    http.session.close()
+    order = client.sale_v4(
+        client_orderid="hf-browser-follow", order_desc="Hosted Fields order", amount="3.00", currency="USD",
+        hosted_fields_token=token.token, address1="100 Main st", city="Seattle", zip_code="98102", country="US",
+        state="WA", phone="+12063582043", email="anna@example.com", ipaddress="203.0.113.7",
+        redirect_url=receiver.redirect_url, customer_browser_info="true", customer_browser_javascript_enabled="true",
+        customer_browser_java_enabled="false", customer_browser_accept_language="en-US",
+        customer_browser_color_depth="24", customer_browser_screen_width="1280", customer_browser_screen_height="800",
+        customer_browser_time_zone="0", customer_browser_accept_header="text/html",
+        customer_browser_user_agent="Mozilla/5.0 (X11; Linux x86_64)",
+    )  # fmt: skip
+    status = client.wait_for_payer_or_final_v4(order)
+    with BrowserPayer(merchant_urls=[receiver.redirect_url]) as payer:
+        with pytest.raises(PayerError, match="asks nothing of the payer"):
+            payer.follow(dataclasses.replace(status, redirect_to=""))
+        payer.follow(status)
+        payer.answer_challenge()
+        redirect = receiver.wait_for_redirect(orderid=order.orderid)
+        payer.collect_visits()
+        hops = [(visit.step, visit.to) for visit in payer.visits]
+    assert set(redirect.params) == {"status", "orderid", "merchant_order", "control"} and redirect.control_ok is True
+    assert client.wait_for_status_v4(order).status is Status.APPROVED
+    assert hops[0] == ("follow redirect-to", "acs") and hops[-1] == ("go back to the merchant", "merchant"), hops

@@ -77,6 +77,16 @@ def test_install_and_the_html_report_say_how_a_wheel_user_gets_them():
     assert "./node_modules/.bin/allure" in install and "npx --yes allure@" in install
 
 
+def test_install_lists_every_extra_of_pyproject_once():
+    """Each extra on a line of its own (``- `name`: what it adds``), as pyproject.toml defines them."""
+    import tomllib
+
+    install = FOR_USERS[FOR_USERS.index("## Install") : FOR_USERS.index("## Certify from your own repository")]
+    listed = re.findall(r"^- `(\w+)`: \S", install, re.M)
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert sorted(listed) == sorted(pyproject["project"]["optional-dependencies"]), listed
+
+
 def test_certify_makes_the_html_report_with_npx_when_nothing_else_has_allure(tmp_path, monkeypatch):
     """What the README says: node_modules, then allure on the PATH, then npx (no Allure installed here)."""
     from toolkit._version import ALLURE_VERSION
@@ -139,7 +149,7 @@ def test_the_notebooks_example_copies_them_as_written(tmp_path):
     done = subprocess.run([gatekit, *shlex.split(line)[1:]], cwd=tmp_path, capture_output=True, text=True,
                           timeout=60, check=False)  # fmt: skip
     assert done.returncode == 0 and "jupyter lab notebooks" in done.stdout, done.stdout + done.stderr
-    assert len(list((tmp_path / "notebooks").glob("*.ipynb"))) == 7  # (the README says seven)
+    assert len(list((tmp_path / "notebooks").glob("*.ipynb"))) == 8  # (the README says eight)
 
 
 def test_callbacks_are_said_to_arrive_at_least_once_with_the_advice_to_de_duplicate():

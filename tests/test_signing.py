@@ -203,6 +203,20 @@ def test_callback_control_false_positives(change, key):
     assert not verify_callback_control({**params, **change}, key)
 
 
+def test_the_hosted_fields_return_is_verified_by_its_merchant_order():
+    """hosted-fields.md section 8: the payer's browser posts ``merchant_order`` in place of ``client_orderid``."""
+    declined = next(v for v in CALLBACK["vectors"] if v["parts"][0] == "declined")
+    params = {
+        "status": "declined",
+        "orderid": "8056020",
+        "merchant_order": "inv-794772",
+        "control": declined["sha1_hex"],
+    }
+    assert verify_callback_control(params, KEY)
+    assert not verify_callback_control({**params, "merchant_order": "inv-794773"}, KEY)
+    assert not verify_callback_control({**params, "client_orderid": "inv-794773"}, KEY)  # (client_orderid first)
+
+
 # --- 5.2 OAuth: every vector, exact -----------------------------------------------------------------
 
 

@@ -58,3 +58,32 @@ def test_the_command_line_starts_without_pytest():
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     heavy = {"pytest", "_pytest", "pytest_bdd", "allure", "allure_commons", "selenium", "ipywidgets"}
     assert heavy.isdisjoint(ast.literal_eval(loaded)), loaded
+
+
+# --- make wheel ----------------------------------------------------------------------------------------
+
+
+def _make(*argv: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["make", "--no-print-directory", *argv], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, check=False)  # fmt: skip
+
+
+def test_make_wheel_installs_nothing_to_build_the_wheel(tmp_path: Path):
+    """On a fresh checkout (no venv yet) ``make wheel`` builds the wheel alone: no venv filled with the
+    development extras (minutes of ``pip install -q``), no dependency of gatekit; and it says what it does."""
+    planned = _make("-n", "wheel", f"VENV={tmp_path / 'no-venv'}", f"DIST={tmp_path / 'dist'}")
+    assert planned.returncode == 0, planned.stderr
+    assert " install " not in planned.stdout and "-m venv" not in planned.stdout, planned.stdout
+    assert "wheel" in planned.stdout and "--no-deps" in planned.stdout, planned.stdout
+    assert "building the gatekit wheel alone" in planned.stdout, planned.stdout
+
+
+def test_make_wheel_builds_the_wheel_in_seconds_with_the_checkout_s_own_setuptools(tmp_path: Path):
+    """With the development venv made (``make install``), its setuptools builds the wheel: offline, no build
+    environment to fill."""
+    done = _make("wheel", f"DIST={tmp_path / 'dist'}", timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = done.stdout + done.stderr  # (the pip command is echoed by the shell, on stderr)
+    assert "the venv's setuptools" in said and "--no-build-isolation" in said and " install " not in said, said
+    [wheel] = (tmp_path / "dist").glob("gatekit-*.whl")
+    assert done.stdout.rstrip().endswith(str(wheel)), done.stdout

@@ -10,7 +10,7 @@ import pytest
 from tests.recording_server import Reply
 from toolkit.config import PollSchedule
 from toolkit.errors import InvalidRequestError, ValidationError, WaitTimeout
-from toolkit.models import AsyncResponse, Status, StatusResponse
+from toolkit.models import AsyncResponse, HostedSaleResponse, HostedStatusResponse, Status, StatusResponse
 from toolkit.waiting import PollAttempt, wait_for_status
 
 ORDER = AsyncResponse.from_mapping({"paynet-order-id": "8056020", "merchant-order-id": "inv-794772"})
@@ -168,3 +168,50 @@ def test_a_timeout_without_a_payer_step_says_nothing_of_the_payer(server, client
     with pytest.raises(WaitTimeout) as timed_out:
         client.wait_for_final_status(ORDER, schedule=PollSchedule((0.01,), deadline=0.05))
     assert "payer" not in str(timed_out.value)
+
+
+# --- a Hosted Fields order: status_v4 (JSON with its types) ----------------------------------------------------
+
+SALE_V4 = HostedSaleResponse.from_mapping({"paynet-order-id": "8056020", "merchant-order-id": "hf-794772"})
+
+
+def test_a_hosted_fields_order_is_polled_with_status_v4_until_final(server, client):
+    server.reply(status("processing"), status("approved", **{"approval-code": "242424"}))
+    attempts: list[PollAttempt] = []
+    final = client.wait_for_status_v4(SALE_V4, schedule=FAST, on_attempt=attempts.append)
+    assert isinstance(final, HostedStatusResponse)
+    assert (final.status, final.approval_code) == (Status.APPROVED, "242424")
+    assert [a.status for a in attempts] == [Status.PROCESSING, Status.APPROVED]
+    assert [r.path for r in server.requests] == ["/paynet/api/v4/status/1001"] * 2
+    sent = server.last.fields
+    assert (sent["orderid"], sent["client_orderid"], sent["login"]) == ("8056020", "hf-794772", "gatekit-demo")
+    assert "RSA-SHA256" in (server.last.header("Authorization") or "") and "control" not in sent
+
+
+def test_a_hosted_fields_wait_stops_at_redirect_to_when_asked_and_polls_through_it_otherwise(server, client):
+    asks = status("processing", **{"redirect-to": "https://acs.example/challenge/1"})
+    server.reply(status("processing"), asks, asks, status("declined", **{"error-code": 5}))
+    found = client.wait_for_payer_or_final_v4(SALE_V4, schedule=FAST)
+    assert found.needs_payer and found.redirect_to == "https://acs.example/challenge/1"
+    final = client.wait_for_status_v4(orderid="8056020", client_orderid="hf-794772", schedule=FAST)
+    assert final.status is Status.DECLINED and final.raw["error-code"] == "5"
+
+
+def test_a_hosted_fields_timeout_names_status_v4_and_the_payer_step(server, client):
+    server.reply(status("processing", **{"redirect-to": "https://acs.example/challenge/1"}))
+    with pytest.raises(WaitTimeout) as timed_out:
+        client.wait_for_status_v4(SALE_V4, schedule=PollSchedule((0.01,), deadline=0.05))
+    assert timed_out.value.operation == "status_v4"
+    assert "order 8056020: no final status within 0.05s" in str(timed_out.value)
+    assert "the status carries redirect-to https://acs.example/challenge/1" in str(timed_out.value)
+
+
+def test_a_hosted_fields_refusal_ends_the_wait_and_an_orderid_is_needed(server, client):
+    server.reply(Reply({"error-message": "Unknown order 8056020.", "error-code": 3}, 400))
+    with pytest.raises(ValidationError, match="Unknown order 8056020"):
+        client.wait_for_status_v4(SALE_V4, schedule=FAST)
+    assert len(server.requests) == 1
+    for named, given in (("orderid", {"client_orderid": "hf-794772"}), ("client_orderid", {"orderid": "8056020"})):
+        with pytest.raises(InvalidRequestError, match=f"status_v4: .*{named}: is needed to wait"):
+            client.wait_for_status_v4(schedule=FAST, **given)
+    assert len(server.requests) == 1

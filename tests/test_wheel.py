@@ -85,6 +85,8 @@ def test_the_wheel_carries_every_feature_and_step_of_the_tree(installed):
     assert tree and {f"toolkit/suite/{path.relative_to(ROOT)}" for path in tree} <= names
     assert {"toolkit/suite/__init__.py", "toolkit/certify/certify.ini", "toolkit/scaffold/conftest.py.tmpl",
             "toolkit/certify/allurerc.mjs"} <= names  # fmt: skip
+    # the merchant's checkout page of the Hosted Fields scenarios
+    assert {f"toolkit/certify/checkout/checkout.{kind}" for kind in ("html", "js", "css")} <= names
     entry_points = next(name for name in names if name.endswith(".dist-info/entry_points.txt"))
     assert (
         "[pytest11]\ngatekit = toolkit.certify.plugin" in zipfile.ZipFile(installed.wheel).read(entry_points).decode()
@@ -100,6 +102,7 @@ def test_every_command_starts_without_extras(installed, tmp_path):
         assert done.returncode == 0, f"gatekit {' '.join(argv)}: {done.stderr}"
     copied = installed.run("gatekit", "notebooks", "nb", cwd=tmp_path)  # the notebooks come with the wheel
     assert copied.returncode == 0 and "jupyter lab nb" in copied.stdout, copied.stdout + copied.stderr
+    assert "  07-load.ipynb  needs gatekit[load], not installed here: pip install 'gatekit[load]'" in copied.stdout
     assert sorted(p.name for p in (tmp_path / "nb").iterdir()) == sorted(p.name for p in ROOT.glob("notebooks/*.ipynb"))
     extras = installed.run("python", "-c", "import selenium", cwd=tmp_path)
     assert "No module named 'selenium'" in extras.stderr, "the venv must hold no extras"

@@ -24,8 +24,8 @@ from typing import NoReturn
 from toolkit._version import __version__
 from toolkit.commands.common import Handler, UsageError
 
-COMMANDS = ["init", "certify", "call", "sign", "keys", "operations", "listen", "simulate", "proxy", "drift",
-            "load", "notebooks"]  # fmt: skip
+COMMANDS = ["init", "certify", "call", "sign", "keys", "operations", "listen", "simulate", "trigger", "proxy",
+            "drift", "load", "notebooks"]  # fmt: skip
 
 EXIT_OK = 0
 EXIT_FAILED = 1

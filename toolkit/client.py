@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import requests
 
-from toolkit import transport
+from toolkit import hosted_answers, transport
 from toolkit._version import __version__
 from toolkit.auth import ControlAuth, OAuthAuth, SignatureTrace
 from toolkit.config import GatewayConfig, PollSchedule
@@ -32,14 +32,17 @@ from toolkit.models import (
     AsyncResponse,
     CardInfoResponse,
     CardRefResponse,
+    EphemeralTicketResponse,
     FormResponse,
+    HostedSaleResponse,
+    HostedStatusResponse,
     RecurringPaymentResponse,
     Response,
     Status,
     StatusResponse,
 )
 from toolkit.observing import RecorderAlias
-from toolkit.operations import LOGIN, AuthScheme, Operation, get_operation
+from toolkit.operations import LOGIN, AnswerStyle, AuthScheme, Operation, get_operation
 from toolkit.signing import new_nonce
 from toolkit.validation import Problem, request_problems
 from toolkit.waiting import PollAttempt, Waker, wait_for_status
@@ -240,6 +243,8 @@ class GatewayClient:
             self._notify(op, request, None, started, call.trace, error=str(exc))
             raise ProtocolError(f"{exc} (from {request.url})", operation=op.name) from None
         self._notify(op, request, answer, started, call.trace)
+        if op.answers is AnswerStyle.HOSTED_FIELDS:  # JSON with its types, or a refusal's text/plain reason
+            return hosted_answers.read(op, answer.status_code, answer.content)
         try:
             body = decode_response(answer.content)
             check_answer(body)
@@ -406,6 +411,48 @@ class GatewayClient:
             **kwargs,
         )
 
+    def wait_for_status_v4(
+        self,
+        sale: AsyncResponse | None = None,
+        *,
+        client_orderid: str | None = None,
+        orderid: str | None = None,
+        until: Callable[[HostedStatusResponse], bool] = lambda r: r.is_final,
+        awaiting: str = "final status",
+        schedule: PollSchedule | None = None,
+        waker: Waker | None = None,
+        on_attempt: Callable[[PollAttempt], None] | None = None,
+    ) -> HostedStatusResponse:
+        """Poll ``status_v4`` for a Hosted Fields order (the answer of ``sale_v4``) until ``until`` holds, on the
+        profile's schedule, as ``wait_for_status`` polls ``status``: ``processing`` polls on (with ``redirect_to``
+        the payer must act first: ``wait_for_payer_or_final_v4`` stops there), a refusal ends the wait."""
+        orderid = orderid or (sale.orderid if sale else None)
+        client_orderid = client_orderid or (sale.client_orderid if sale else None)
+        missing = [Problem(name, "is needed to wait for a status") for name, value in
+                   (("client_orderid", client_orderid), ("orderid", orderid)) if not value]  # fmt: skip
+        if missing:
+            raise InvalidRequestError("status_v4", missing)
+
+        def poll() -> HostedStatusResponse:
+            return self.status_v4(client_orderid=client_orderid, orderid=orderid)
+
+        return wait_for_status(
+            poll,
+            schedule or self.config.poll,
+            until=until,
+            waker=waker,
+            on_attempt=on_attempt,
+            describe=f"order {orderid}",
+            awaiting=awaiting,
+            operation="status_v4",
+        )
+
+    def wait_for_payer_or_final_v4(self, sale: AsyncResponse | None = None, **kwargs: Any) -> HostedStatusResponse:
+        """Wait until a Hosted Fields order sends the payer to 3-D Secure (``redirect_to``) or its status is final."""
+        return self.wait_for_status_v4(
+            sale, until=lambda r: r.is_final or r.needs_payer, awaiting="payer step or final status", **kwargs
+        )
+
     # --- one method per operation (toolkit.operations) -------------------------------------------
 
     def _typed(self, name: str, cls: type[R], fields: Fields | None, kwargs: Fields) -> R:
@@ -505,3 +552,17 @@ class GatewayClient:
 
     def payout_v4(self, fields: Fields | None = None, /, **kw: Any) -> AsyncResponse:
         return self._typed("payout_v4", AsyncResponse, fields, kw)
+
+    # Hosted Fields (hosted-fields.md section 3): the merchant's three server calls
+
+    def create_ephemeral_ticket(self, fields: Fields | None = None, /, **kw: Any) -> EphemeralTicketResponse:
+        """A single-use ticket for one checkout page load: the page's SDK exchanges it for a card token."""
+        return self._typed("create_ephemeral_ticket", EphemeralTicketResponse, fields, kw)
+
+    def sale_v4(self, fields: Fields | None = None, /, **kw: Any) -> HostedSaleResponse:
+        """A sale of the card behind ``hosted_fields_token`` (the card fields beside it are refused before sending)."""
+        return self._typed("sale_v4", HostedSaleResponse, fields, kw)
+
+    def status_v4(self, fields: Fields | None = None, /, **kw: Any) -> HostedStatusResponse:
+        """The order's status as the Hosted Fields pages read it: ``redirect_to`` while the payer must act."""
+        return self._typed("status_v4", HostedStatusResponse, fields, kw)

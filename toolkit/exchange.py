@@ -160,11 +160,13 @@ class Exchange:
             request_body=mask_text(sent.body),
         )
 
-    def as_curl(self) -> str:
+    def as_curl(self, *, wrap: bool = False) -> str:
         """A curl command that reproduces the request: card data and signatures as placeholders.
 
         ``control`` and the OAuth header depend on the secrets: recompute them with
         ``gatekit sign`` (the command is printed with ``$CONTROL`` / ``$AUTHORIZATION``).
+        ``wrap``: one option a line, joined by shell line continuations, each form field its own ``--data-raw``
+        (curl joins them with ``&``: the same body), for a report that shows lines as they are.
         """
         fields = []
         for name, value in self.request_fields:
@@ -175,15 +177,17 @@ class Exchange:
             elif (FIELDS.get(name) and FIELDS[name].secret) or is_cvv_name(name) or is_pan_name(name):
                 value = "$" + re.sub(r"[^A-Z0-9_]", "_", name.upper())
             fields.append((name, value))
-        parts = ["curl", "-sS", "-X", self.method, shlex.quote(self.url)]
+        options = []
         for name, value in self.request_headers.items():
             if name.lower() in ("content-length", "connection", "accept-encoding"):
                 continue
             shown = "$AUTHORIZATION" if name.lower() == "authorization" else value
-            parts += ["-H", f'"{name}: {shown}"' if shown.startswith("$") else shlex.quote(f"{name}: {shown}")]
-        body = encode_form(fields).replace("%24", "$")
-        parts += ["--data-raw", f'"{body}"']
-        return " ".join(parts)
+            options.append(
+                f'-H "{name}: {shown}"' if shown.startswith("$") else f"-H {shlex.quote(f'{name}: {shown}')}"
+            )
+        bodies = [[pair] for pair in fields] if wrap and fields else [fields]
+        options += [f'--data-raw "{encode_form(body).replace("%24", "$")}"' for body in bodies]
+        return (" \\\n  " if wrap else " ").join([f"curl -sS -X {self.method} {shlex.quote(self.url)}", *options])
 
 
 def masked_pairs(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:

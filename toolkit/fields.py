@@ -152,6 +152,26 @@ FIELDS: dict[str, Field] = dict(
         _f("bank_city", Kind.TEXT, "Destination bank city", max_length=128),
         _f("ewallet_id", Kind.TEXT, "Destination e-wallet", max_length=64),
         _f("payout_phone", Kind.TEXT, "Destination phone for fast payments", max_length=20),
+        # Hosted Fields (hosted-fields.md 3.3): the token the SDK handed the page, in place of the card fields
+        _f("hosted_fields_token", Kind.TEXT, "One-time token of the card the payer typed into the gateway's iframes"),
+        # 3-D Secure 2 browser data as the Hosted Fields examples send it (hosted-fields.md 3.3): strings from the
+        # page (``'true'``, ``screen.width``, ``getTimezoneOffset()``...), kept as text, as sale reads them by prefix
+        # (lengths generous: a v2 sale sends them too)
+        *(
+            _f(f"customer_browser_{name}", Kind.TEXT, f"Payer browser: {doc}", max_length=length)
+            for name, doc, length in (
+                ("info", "browser data collected ('true')", 256),
+                ("javascript_enabled", "runs JavaScript ('true' or 'false')", 256),
+                ("java_enabled", "runs Java ('true' or 'false')", 256),
+                ("accept_language", "language (navigator.language)", 256),
+                ("color_depth", "screen colour depth (screen.colorDepth)", 256),
+                ("screen_width", "screen width (screen.width)", 256),
+                ("screen_height", "screen height (screen.height)", 256),
+                ("time_zone", "time-zone offset in minutes (getTimezoneOffset())", 256),
+                ("accept_header", "Accept header of the payer's request", 2048),
+                ("user_agent", "User-Agent header of the payer's request", 2048),
+            )
+        ),
     ]
 )
 

@@ -3,7 +3,8 @@
 Shared by the certification steps, the notebooks and the explorer so that each of them stays
 thin: ``Merchant`` sends orders built from ``toolkit.testdata``, waits for outcomes (woken by the
 callback receiver when callbacks can arrive), and carries the payer's CRes / PaRes to the
-3-D Secure upload operations.
+3-D Secure upload operations.  A Hosted Fields order (``pay_with_token``: a v4 sale of the card the payer
+typed into the gateway's iframes) is followed with the v4 status, as the merchant examples poll it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from toolkit.models import (
     AsyncResponse,
     CardRefResponse,
     FormResponse,
+    HostedSaleResponse,
     RecurringPaymentResponse,
     Status,
     StatusResponse,
@@ -100,6 +102,20 @@ class Merchant:
         builder = orders.sale_fields if operation == "sale" else orders.preauth_fields
         fields = {**builder(amount=amount, currency=currency, card=card), **self._urls(operation), **overrides}
         return self._send(operation, fields, card)
+
+    def ephemeral_ticket(self) -> str:
+        """create-ephemeral-ticket (hosted-fields.md 3.2): a fresh single-use ticket for one load of the merchant's
+        checkout page, which hands it to the gateway's SDK."""
+        return self.client.create_ephemeral_ticket().ephemeral_ticket
+
+    def pay_with_token(
+        self, token: str, amount: Decimal, currency: str = "EUR", card: Card | None = None, **overrides: Any
+    ) -> Order:
+        """sale_v4 of the card behind ``hosted_fields_token`` (hosted-fields.md 3.3); ``card``: the card the payer
+        typed into the gateway's iframes (its CVV2 chose the outcome), kept masked with the order."""
+        fields = {**orders.hosted_sale_fields(token, amount=amount, currency=currency), **self._urls("sale_v4"),
+                  **overrides}  # fmt: skip
+        return self._send("sale_v4", fields, card)
 
     def verify_account(self, card: Card) -> Order:
         fields = {**orders.verification_fields(card=card), **self._urls("verification")}
@@ -211,9 +227,15 @@ class Merchant:
             waker = self.receiver.waker(orderid=order.orderid)
         return {"waker": waker, "on_attempt": self.on_poll}
 
+    def _wait(self, order: Order, until: Callable[[StatusResponse], bool], awaiting: str) -> StatusResponse:
+        """Poll the order's status until ``until`` holds: ``status_v4`` for a Hosted Fields order, else ``status``."""
+        if isinstance(order.ack, HostedSaleResponse):
+            return self.client.wait_for_status_v4(order.ack, until=until, awaiting=awaiting, **self._waiting(order))
+        return self.client.wait_for_status(order.ack, until=until, awaiting=awaiting, **self._waiting(order))
+
     def final_status(self, order: Order) -> StatusResponse:
         """Poll status on the profile's schedule; a callback for the order ends the wait early."""
-        return self.client.wait_for_final_status(order.ack, **self._waiting(order))
+        return self._wait(order, lambda r: r.is_final, "final status")
 
     def approved_status(self, order: Order) -> StatusResponse:
         """The final status, which must be approved: FlowError (with the gateway's reason) otherwise."""
@@ -225,19 +247,18 @@ class Merchant:
 
     def settled_status(self, order: Order) -> StatusResponse:
         """Wait for a final status, or ``unknown`` (the acquirer could not be reached)."""
-        return self.client.wait_for(Status.UNKNOWN, order.ack, **self._waiting(order))
+        return self._wait(order, lambda r: r.status is Status.UNKNOWN or r.is_final, "unknown or final status")
 
     def payer_step(self, order: Order) -> StatusResponse:
         """Wait until the payer must act (3-D Secure) or the outcome is final."""
-        return self.client.wait_for_payer_or_final(order.ack, **self._waiting(order))
+        return self._wait(order, lambda r: r.is_final or r.needs_payer, "payer step or final status")
 
     def current_status(self, order: Order) -> StatusResponse:
         """Wait until the order is final, waits for the payer, or is ``unknown``: where it stands for now."""
-        return self.client.wait_for_status(
-            order.ack,
-            until=lambda r: r.is_final or r.needs_payer or r.status is Status.UNKNOWN,
-            awaiting="final, payer step or unknown status",
-            **self._waiting(order),
+        return self._wait(
+            order,
+            lambda r: r.is_final or r.needs_payer or r.status is Status.UNKNOWN,
+            "final, payer step or unknown status",
         )
 
     def status_by_client_orderid(self, order: Order) -> StatusResponse:

@@ -15,7 +15,13 @@ from typing import Any, Self
 from toolkit.masking import mask_text
 from toolkit.operations import ResponseKind
 
-RENAMED = {"kind": "type", "orderid": "paynet-order-id", "client_orderid": "merchant-order-id"}
+RENAMED = {
+    "kind": "type",
+    "orderid": "paynet-order-id",
+    "client_orderid": "merchant-order-id",
+    "ephemeral_ticket": "ephemeralTicket",
+    "bank_message": "bank_message",
+}
 
 
 class Status(StrEnum):
@@ -179,6 +185,42 @@ class RecurringPaymentResponse(Response):
     client_orderid: str = ""
 
 
+@dataclass(frozen=True, repr=False)
+class EphemeralTicketResponse(Response):
+    """Hosted Fields' ``create-ephemeral-ticket`` answer (hosted-fields.md 3.2): ``{"ephemeralTicket": ...}``, no
+    ``type`` and no ``serial-number``.  The ticket is single use, valid 15 minutes, and safe to put in the page."""
+
+    ephemeral_ticket: str = ""
+
+
+@dataclass(frozen=True, repr=False)
+class HostedSaleResponse(AsyncResponse):
+    """The v4 sale's answer (hosted-fields.md 3.3): ``paynet-order-id`` comes as a JSON number (a string in every
+    other answer); ``orderid`` holds its digits exactly, ``paynet_order_id`` the number."""
+
+    @property
+    def paynet_order_id(self) -> int:
+        return int(self.orderid)
+
+
+@dataclass(frozen=True, repr=False)
+class HostedStatusResponse(StatusResponse):
+    """The v4 status answer as the Hosted Fields pages read it (hosted-fields.md 3.4): ``redirect-to`` (never
+    ``html``) while the payer must pass 3-D Secure; approval code, RRN and ``bank_message`` once approved;
+    ``error-code`` a JSON number (kept here as its digits)."""
+
+    approval_code: str = ""
+    processor_rrn: str = ""
+    bank_message: str = ""
+
+
+# The models of the Hosted Fields calls (``AnswerStyle.HOSTED_FIELDS``), by response kind.
+HOSTED_FIELDS_MODELS: dict[ResponseKind, type[Response]] = {
+    ResponseKind.TICKET: EphemeralTicketResponse,
+    ResponseKind.ASYNC: HostedSaleResponse,
+    ResponseKind.STATUS: HostedStatusResponse,
+}
+
 RESPONSE_MODELS: dict[ResponseKind, type[Response]] = {
     ResponseKind.ASYNC: AsyncResponse,
     ResponseKind.FORM: FormResponse,
@@ -186,4 +228,5 @@ RESPONSE_MODELS: dict[ResponseKind, type[Response]] = {
     ResponseKind.CARD_REF: CardRefResponse,
     ResponseKind.CARD_INFO: CardInfoResponse,
     ResponseKind.RECURRING: RecurringPaymentResponse,
+    ResponseKind.TICKET: EphemeralTicketResponse,
 }

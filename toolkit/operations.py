@@ -41,6 +41,19 @@ class ResponseKind(StrEnum):
     CARD_REF = "create-card-ref-response"
     CARD_INFO = "get-card-info-response"
     RECURRING = "create-recurring-payment-response"
+    # Hosted Fields' ticket answer carries no ``type`` (hosted-fields.md 3.2: ``{"ephemeralTicket": ...}``); the
+    # simulator's journal names it so
+    TICKET = "ephemeral-ticket"
+
+
+class AnswerStyle(StrEnum):
+    """How an operation's answers are written."""
+
+    # behaviour section 2: a ``type``, every value a string; a refused signature is a 401 ``validation-error``
+    FAMILY = "family"
+    # hosted-fields.md section 3: JSON values with their types (``Operation.numbers``); a refused signature is a
+    # 401 ``text/plain`` reason, so that the merchant examples take it for a failed call, not for a decline
+    HOSTED_FIELDS = "hosted-fields"
 
 
 # Names of control-formula parts that are not request fields.
@@ -88,6 +101,10 @@ class Operation:
     makes: str = ""  # the kind of transaction that opens the order it makes (``toolkit.lifecycle``), if any
     follow_up: str = ""  # the follow-up it is (``toolkit.lifecycle.FOLLOW_UPS``), if any
     also_signed: tuple[AuthScheme, ...] = ()  # other OAuth methods the gateway verifies (v4 payout: HMAC-SHA1)
+    # (a field, the fields refused beside it): the v4 sale's token replaces the card (hosted-fields.md 3.3)
+    excludes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    answers: AnswerStyle = AnswerStyle.FAMILY
+    numbers: tuple[str, ...] = ()  # the answer fields written as JSON numbers (Hosted Fields), every other a string
 
     @property
     def schemes(self) -> tuple[AuthScheme, ...]:
@@ -232,8 +249,12 @@ _V4_BANK = ("bank_name", "bank_branch", "bank_province", "bank_city")  # behavio
 _PAYOUT_CARD = ("credit_card_number", "expire_month", "expire_year", "card_printed_name")
 _TRANSFER_SOURCES = ("credit_card_number", "card_recurring_payment_id")
 _TRANSFER_DESTINATIONS = ("destination-card-no", "destination_card_recurring_payment_id")
+_BROWSER_DATA = tuple(name for name in FIELDS if name.startswith("customer_browser_"))  # hosted-fields.md 3.3
+_CARD_BY_TOKEN = ("credit_card_number", "expire_month", "expire_year", "cvv2")  # what hosted_fields_token replaces
+_HOSTED_SALE_REQUIRED = ("order_desc", "amount", "currency", "hosted_fields_token", *_CUSTOMER, "email", "ipaddress",
+                         "redirect_url", *_BROWSER_DATA)  # fmt: skip
 # Mandatory on the production gateway, but only a conformance warning on a lenient simulator.
-LENIENT_OPTIONAL = frozenset({LOGIN, *_CUSTOMER, "comment", "threeDSCompInd"})
+LENIENT_OPTIONAL = frozenset({LOGIN, *_CUSTOMER, "comment", "threeDSCompInd", *_BROWSER_DATA})
 
 SALE_CONTROL = ControlFormula((ENDPOINT_ID, "client_orderid", "amount", "email"))
 VERIFY_CONTROL = ControlFormula((ENDPOINT_ID, "client_orderid", "email"))
@@ -248,6 +269,11 @@ _ASSUMED_FIELDS = "request fields: not shown in the spec or in behaviour section
 _SECTION_10 = "request fields: behaviour section 10 (the gateway family's documentation)"
 _SECTION_11 = "operation, path, fields and control: behaviour section 11 (the family's public client code)"
 _V4_SPELLING = "client_orderid or client-order-id: either is taken on every v4 operation (behaviour sections 10, 11)"
+_HOSTED_FIELDS = "Hosted Fields: hosted-fields.md (the family's merchant examples, payneteasy/hosted-fields-examples)"
+_HOSTED_TYPES = (
+    "answer: JSON with its types (hosted-fields.md section 3): error-code a number; a refused signature is a 401 "
+    "text/plain reason; type and serial-number as in the family's answers (the examples read neither)"
+)
 _FORM_REDIRECT = (
     "redirect_url: mandatory on this hosted form (nothing public says otherwise: the family's public PHP library "
     "requires it on every form; behaviour section 12 makes it optional on sale-form, preauth-form, "
@@ -329,6 +355,18 @@ def _v4(name: str, path: str, summary: str, required: tuple[str, ...], **details
         one_of=((spelling, other), *details.pop("one_of", ())),
         **details,
     )
+
+
+def _hosted(name: str, path: str, summary: str, required: tuple[str, ...], **details: Any) -> Operation:
+    """A Hosted Fields call (hosted-fields.md section 3): v4, OAuth RSA-SHA256, answers with their JSON types."""
+    numbers = ("error-code", *details.pop("numbers", ()))
+    assumed = (_HOSTED_FIELDS, _HOSTED_TYPES, *details.pop("assumed", ()))
+    if details.pop("order", True):
+        return _v4(name, path, summary, required, answers=AnswerStyle.HOSTED_FIELDS, numbers=numbers,
+                   assumed=(*assumed, _V4_SPELLING), **details)  # fmt: skip
+    response = details.pop("response")
+    return Operation(name, path, None, None, None, response, AuthScheme.OAUTH_RSA_SHA256, summary, required,
+                     answers=AnswerStyle.HOSTED_FIELDS, numbers=numbers, assumed=assumed, **details)  # fmt: skip
 
 
 def _form(
@@ -850,6 +888,48 @@ _OPERATIONS = (
         ),
         makes="payout",
     ),
+    # Hosted Fields (hosted-fields.md section 3): the merchant's three server calls
+    _hosted(
+        "create_ephemeral_ticket",
+        "/api/v4/tokenize/create-ephemeral-ticket/{endpointId}",
+        "Hosted Fields: a single-use ticket the payer's page exchanges for a card token (valid 15 minutes)",
+        (),
+        order=False,
+        response=ResponseKind.TICKET,
+        assumed=(
+            "request: an empty form body, only the oauth_* parameters signed (section 3.2); any field is ignored",
+            'answer: {"ephemeralTicket": "..."}, that one field (section 3.2)',
+        ),
+    ),
+    _hosted(
+        "sale_v4",
+        "/api/v4/sale/{endpointId}",
+        "Hosted Fields sale: charges the card behind a hosted_fields_token, which replaces the card fields",
+        _HOSTED_SALE_REQUIRED,
+        optional=("card_printed_name", "server_callback_url", "notify_url", *_CUSTOMER_OPTIONAL),
+        excludes=(("hosted_fields_token", _CARD_BY_TOKEN),),
+        numbers=("paynet-order-id",),
+        assumed=(
+            "required: every field the examples always send (section 3.3: 'a gateway may require them'), "
+            "card_printed_name, first_name, last_name and state aside (state: when the country needs one)",
+            "credit_card_number, expire_month, expire_year and cvv2 beside the token: refused, naming them "
+            "(section 3.3: 'sending those is an error'; the gateway's answer is not shown)",
+            "answer: paynet-order-id a JSON number, the other fields strings (section 3.3)",
+            "server_callback_url and notify_url: called as for any sale (section 13: not shown)",
+        ),
+        makes="sale",
+    ),
+    _hosted(
+        "status_v4",
+        "/api/v4/status/{endpointId}",
+        "Hosted Fields status: the order's latest transaction, with redirect-to while the payer must act",
+        (LOGIN, "orderid"),
+        response=ResponseKind.STATUS,
+        assumed=(
+            "answer: the fields of section 3.4 (paynet-order-id a string); redirect-to, never html, while the "
+            "payer must pass 3-D Secure; error-code a number",
+        ),
+    ),
 )
 
 OPERATIONS: dict[str, Operation] = {op.name: op for op in _OPERATIONS}
@@ -881,7 +961,9 @@ def _check_catalogue() -> None:
     """Every field named by an operation is in the field registry; every kind it makes opens an order and every
     follow-up is one of ``toolkit.lifecycle`` (fails at import)."""
     for op in _OPERATIONS:
-        for name in (*op.fields, *(part for part in (op.control.parts if op.control else ()) if part != ENDPOINT_ID)):
+        refused = (name for _, names in op.excludes for name in names)
+        parts = (part for part in (op.control.parts if op.control else ()) if part != ENDPOINT_ID)
+        for name in (*op.fields, *parts, *refused):
             if name not in FIELDS:
                 raise AssertionError(f"{op.name}: field {name!r} missing from toolkit.fields.FIELDS")
         if op.makes and (op.makes not in KINDS or is_later(op.makes)):

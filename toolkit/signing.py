@@ -108,10 +108,11 @@ def callback_control(status: str, orderid: str, client_orderid: str, control_key
 
 
 def verify_callback_control(params: Mapping[str, str], control_key: str) -> bool:
-    """Verify the ``control`` of callback or redirect parameters (behaviour sections 4 and 5)."""
-    expected = callback_control(
-        params.get("status", ""), params.get("orderid", ""), params.get("client_orderid", ""), control_key
-    )
+    """Verify the ``control`` of callback or redirect parameters (behaviour sections 4 and 5).  The merchant's order
+    id is ``client_orderid``, or ``merchant_order`` where only that is sent (the Hosted Fields return after 3-D
+    Secure: hosted-fields.md section 8, the same formula)."""
+    merchant_order = params.get("client_orderid") or params.get("merchant_order", "")
+    expected = callback_control(params.get("status", ""), params.get("orderid", ""), merchant_order, control_key)
     return hmac.compare_digest(expected, params.get("control", "").strip().lower())
 
 

@@ -25,12 +25,23 @@ JOURNAL_LIMIT = 100_000  # the most /_sim/journal gives
 
 
 class SimulatorControlError(RuntimeError):
-    """The control API refused a request (or did not answer); ``field`` names the bad input."""
+    """The control API refused a request (or did not answer: ``http_status`` None); ``field`` names the bad input,
+    ``problems`` every one the simulator found (``{"field", "error", "valid"}``), ``body`` is its whole answer."""
 
-    def __init__(self, message: str, *, http_status: int | None = None, field: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        http_status: int | None = None,
+        field: str | None = None,
+        problems: list[JSON] | None = None,
+        body: JSON | None = None,
+    ) -> None:
         super().__init__(message)
         self.http_status = http_status
         self.field = field
+        self.problems = problems or []
+        self.body = body
 
 
 class SimulatorControl:
@@ -85,8 +96,13 @@ class SimulatorControl:
             )
         if answer.status_code >= 400:
             message = body.get("error") or f"HTTP {answer.status_code}"
+            problems = body.get("problems") if isinstance(body.get("problems"), list) else None
             raise SimulatorControlError(
-                f"{method} {url}: {message}", http_status=answer.status_code, field=body.get("field")
+                f"{method} {url}: {message}",
+                http_status=answer.status_code,
+                field=body.get("field"),
+                problems=problems,
+                body=body,
             )
         return body
 
@@ -98,6 +114,11 @@ class SimulatorControl:
 
     def health(self) -> JSON:
         return self._request("GET", "health")
+
+    def routes(self) -> list[JSON]:
+        """The routes of the control API with their arguments and what each takes (``GET /_sim/``)."""
+        routes: list[JSON] = self._request("GET", "")["routes"]
+        return routes
 
     def merchants(self) -> list[JSON]:
         """Logins, endpoint ids and payout balances (never control keys)."""
@@ -154,6 +175,13 @@ class SimulatorControl:
         params = {} if orderid is None else {"orderid": str(orderid)}
         deliveries: list[JSON] = self._request("GET", "callbacks", params=params)["callbacks"]
         return deliveries
+
+    def resend_callbacks(self, order: Any) -> list[JSON]:
+        """Send the latest callback of ``order`` (an orderid or anything with ``.orderid``) to each of its addresses
+        again, as it was signed; the new deliveries.  Refused (409) when the order has sent none."""
+        orderid = getattr(order, "orderid", order)
+        resent: list[JSON] = self._request("POST", f"callbacks/{orderid}/resend")["resent"]
+        return resent
 
     def wait_for_callbacks(self, orderid: str | int, *, attempts: int = 1, timeout: float = 10.0) -> list[JSON]:
         """The order's deliveries once ``attempts`` attempts are logged; TimeoutError after ``timeout``.

@@ -99,6 +99,10 @@ def _make_plan(operation: Operation, names: tuple[str, ...], strict: bool, requi
         if given and len(given) != len(group):
             missing = next(name for name in group if name not in sent)
             groups.append(Problem(missing, f"goes together with {', '.join(given)}"))
+    for replacing, refused in operation.excludes:  # (the v4 sale's token stands for the card: hosted-fields.md 3.3)
+        if replacing in sent:
+            groups += [Problem(name, f"is refused beside {replacing}, which replaces it") for name in refused
+                       if name in sent]  # fmt: skip
     checks = []
     for name in names:
         spec = FIELDS.get(name)

@@ -11,11 +11,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from toolkit.config import PollSchedule
 from toolkit.errors import ServerError, TransportError, WaitTimeout
 from toolkit.models import Status, StatusResponse
+
+S = TypeVar("S", bound=StatusResponse)  # the status answer polled: ``status``'s, or ``status_v4``'s (Hosted Fields)
 
 
 class Waker(Protocol):
@@ -56,19 +58,21 @@ def _idle() -> Waker:
 
 
 def wait_for_status(
-    poll: Callable[[], StatusResponse],
+    poll: Callable[[], S],
     schedule: PollSchedule,
     *,
-    until: Callable[[StatusResponse], bool],
+    until: Callable[[S], bool],
     waker: Waker | None = None,
     on_attempt: Callable[[PollAttempt], None] | None = None,
     describe: str = "order",
     awaiting: str = "final status",
     clock: Callable[[], float] = time.monotonic,
-) -> StatusResponse:
+    operation: str = "status",
+) -> S:
     """Poll until ``until(response)`` holds; WaitTimeout with every attempt after the deadline.
 
-    ``awaiting`` names what ``until`` waits for, in the timeout's message ("no {awaiting} within ...").
+    ``awaiting`` names what ``until`` waits for, in the timeout's message ("no {awaiting} within ...");
+    ``operation`` the status operation polled (``status``, or ``status_v4`` for a Hosted Fields order).
 
     Transport errors and 500s during the wait are reported as attempts and polled through.
     """
@@ -78,7 +82,8 @@ def wait_for_status(
     attempts: list[PollAttempt] = []
     woken = False
     while True:
-        response, error = None, None
+        response: S | None = None
+        error: str | None = None
         try:
             response = poll()
         except (TransportError, ServerError) as exc:
@@ -97,7 +102,7 @@ def wait_for_status(
             raise WaitTimeout(
                 f"{describe}: no {awaiting} within {schedule.deadline:g}s after {len(attempts)} polls "
                 f"(last: {last.status.value if last.status else last.error}){payer_hint(last.response)}",
-                operation="status",
+                operation=operation,
                 attempts=attempts,
             )
         woken = wake.wait(min(next(delays), remaining))

@@ -78,9 +78,11 @@ def test_every_scenario_keeps_its_labels_even_when_skipped_and_each_tag_once(res
         labels = [(label["name"], label["value"]) for label in result["labels"]]
         kinds = dict(labels)
         assert (kinds["epic"], kinds["story"]) == (FLOW, name), labels
-        assert kinds["feature"] in ("sale", "status", "sale_form", "general"), labels
+        assert kinds["feature"] in ("sale", "status", "sale_form", FLOW), labels
         tags = Counter(value for kind, value in labels if kind == "tag")
         assert all(count == 1 for count in tags.values()), tags
+    untagged = results["A step whose own code is wrong"]  # (no operation tag: under its flow, not "general")
+    assert [label["value"] for label in untagged["labels"] if label["name"] == "feature"] == [FLOW]
     skipped = results["A payment page in a real browser"]
     assert skipped["statusDetails"]["message"].startswith("Skipped: GATEKIT_BROWSER=off")
     assert {label["value"] for label in skipped["labels"] if label["name"] == "tag"} >= {"browser", "sale_form"}

@@ -30,7 +30,11 @@ Post = Callable[..., requests.Response]
 STORE = os.environ.get("GATEKIT_TEST_STORE", "memory")
 # In a run on the in-memory store, the gateway API's modules also run on PostgreSQL (their tests' ids end in
 # [postgres]): ``make test``'s short pass of the API with its state in PostgreSQL (``make test-postgres``: all).
-BOTH_STORES = ("tests/simulator/rules/test_api_payments.py", "tests/simulator/rules/test_api_followups.py")
+BOTH_STORES = (
+    "tests/simulator/rules/test_api_payments.py",
+    "tests/simulator/rules/test_api_followups.py",
+    "tests/simulator/rules/test_hosted_fields.py",  # (its rows: storage.hosted_rows)
+)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -18,7 +18,8 @@ from toolkit.simcontrol import SimulatorControl, SimulatorControlError
 from toolkit.simulator import SimulatorServer
 
 # One answer that satisfies every method (each reads its own key).
-ANSWER = {"merchants": [], "entries": [], "callbacks": [], "settled": 1, "cleared": 0, "faults": [], "timed_out": False}
+ANSWER = {"merchants": [], "entries": [], "callbacks": [], "settled": 1, "cleared": 0, "faults": [], "timed_out": False,
+          "resent": [], "routes": []}  # fmt: skip
 
 
 @pytest.fixture
@@ -65,6 +66,8 @@ CALLS: list[tuple[str, Callable[[SimulatorControl], Any], str, str, dict[str, An
         {"target": "sale", "kind": "delay", "count": 2, "seconds": 1.5},
     ),
     ("faults", lambda c: c.faults(), "GET", "/_sim/faults", None),
+    ("resend_callbacks", lambda c: c.resend_callbacks("8056020"), "POST", "/_sim/callbacks/8056020/resend", None),
+    ("routes", lambda c: c.routes(), "GET", "/_sim/", None),
 ]
 
 

@@ -68,7 +68,9 @@ class Received:
 
     @property
     def client_orderid(self) -> str:
-        return self.params.get("client_orderid", "")
+        """The merchant's order id: ``client_orderid``, or ``merchant_order`` where only that is sent (the Hosted
+        Fields return after 3-D Secure, hosted-fields.md section 8)."""
+        return self.params.get("client_orderid") or self.params.get("merchant_order", "")
 
     @property
     def status(self) -> str:

@@ -79,7 +79,7 @@ def redirect_page(params: Mapping[str, str]) -> Answer:
     ``redirect_url``): the status and the order, escaped, styled like a page a shop would show."""
     raw_status = params.get("status", "unknown")
     status = html.escape(raw_status)
-    order = html.escape(params.get("client_orderid", ""))
+    order = html.escape(params.get("client_orderid") or params.get("merchant_order", ""))  # (Hosted Fields)
     colour = _STATUS_COLOURS.get(raw_status, "#946200")
     page = (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'

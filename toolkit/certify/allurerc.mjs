@@ -1,4 +1,5 @@
-// Allure 3 report of `gatekit certify`: one self-contained HTML file, grouped flow > operation > scenario.
+// Allure 3 report of `gatekit certify`: one self-contained HTML file, grouped flow > operation > scenario
+// (`gatekit certify` then takes out the Google Analytics Allure writes into it: toolkit/certify/offline.py).
 // gatekit's failure categories come from the run (allure-results/categories.json); the history of earlier
 // runs is kept in reports/history.jsonl for the trends (one file per suite selection: history.*.jsonl for
 // --suite-only, --tags or your own folder beside gatekit's): keep those files between runs (a CI cache).

@@ -49,9 +49,10 @@ CATEGORIES: list[dict[str, Any]] = [
     {
         "name": "The payer lost its way",
         "description": "the payer found no payment form, 3-D Secure challenge or way back on a page (the page is "
-        "attached; a profile's [profiles.NAME.payer] names what no heuristic finds)",
+        "attached; a profile's [profiles.NAME.payer] names what no heuristic finds), or the gateway refused the card "
+        "typed into its Hosted Fields (TokenizeRefused: the code and the field)",
         "matchedStatuses": ["failed", "broken"],
-        "messageRegex": _raised("PayerError"),
+        "messageRegex": _raised("PayerError", "TokenizeRefused"),
     },
     {
         "name": "Declined",

@@ -1,7 +1,8 @@
 """Feature files checked before anything runs: every step has a phrase, every value is one its phrase knows.
 
 Run when pytest collects a module of scenarios (a feature file under ``gatekit certify``, a ``scenarios()``
-module under plain ``pytest``): a module with a step no phrase matches (``Given a card that is aproved``
+module under plain ``pytest``): a module whose feature file has a misspelled keyword (``Scenaro:``, ``Givn``)
+or a line Gherkin cannot read (``toolkit.certify.keywords``), a step no phrase matches (``Given a card that is aproved``
 under gatekit's phrases and the merchant's own ``conftest.py`` steps) or a value its phrase does not know
 (``toolkit.certify.choices``) fails to collect, with one line per problem naming the file, the line, the
 step and the closest known phrases or the valid values; pytest then stops before any scenario runs
@@ -11,8 +12,8 @@ step and the closest known phrases or the valid values; pytest then stops before
 from __future__ import annotations
 
 import difflib
-import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,12 @@ from pytest_bdd.steps import StepFunctionContext, step_function_context_registry
 
 from toolkit.certify import naming
 from toolkit.certify.choices import one_of
+from toolkit.certify.keywords import problems_in as keyword_lines
+from toolkit.certify.keywords import written_steps
 from toolkit.certify.pytest_compat import fixture_manager
 
 _STEP_FIXTURE_PREFIX = "pytestbdd_stepdef_"
+_UNPARSED = re.compile(r"\bFile: (.+?\.feature)$", re.MULTILINE)  # how pytest-bdd's GherkinParseError names its file
 _SHAPE = re.compile(r'\d+(?:\.\d+)?|\{[^}]*\}|"[^"]*"')  # what varies between uses of one phrase
 
 
@@ -92,7 +96,7 @@ def _what_is_wrong(step: Any, phrases: list[StepFunctionContext]) -> str | None:
 def closest_phrases(kind: str, text: str, phrases: list[StepFunctionContext], n: int = 3) -> list[str]:
     """Known phrases of this kind that look most like ``text``: how they are written in gatekit's features,
     and the phrases' own texts (``a card that {description}``) when they are not regular expressions."""
-    candidates = set(_written_steps().get(kind, ()))
+    candidates = set(written_steps().get(kind, ()))
     for phrase in phrases:
         if (phrase.type is None or phrase.type == kind) and not hasattr(phrase.parser, "regex"):
             candidates.add(phrase.parser.name)
@@ -105,40 +109,64 @@ def closest_phrases(kind: str, text: str, phrases: list[StepFunctionContext], n:
     return list(shapes.values())
 
 
-@functools.cache
-def _written_steps() -> dict[str, frozenset[str]]:
-    """Every step of gatekit's own features, by kind (given, when, then): phrases as people write them."""
-    from pytest_bdd.feature import get_features
+def shown_path(item: pytest.Item, filename: str) -> str:
+    shown = _shown(item.config, Path(filename))
+    if shown is not None:
+        return shown
+    identity = naming.identity(item)
+    gatekits = identity is not None and identity.suite == "gatekit"
+    return f"gatekit's {identity.path}" if identity is not None and gatekits else str(Path(filename).resolve())
 
+
+def _shown(config: pytest.Config, path: Path) -> str | None:
+    """``path`` as the user knows it: relative to where pytest was started, or to the rootdir; None elsewhere."""
+    path = path.resolve()
+    for base in (config.invocation_params.dir, config.rootpath):
+        if path.is_relative_to(base.resolve()):
+            return path.relative_to(base.resolve()).as_posix()
+    return None
+
+
+def keyword_problems(config: pytest.Config, paths: Iterable[Path]) -> list[str]:
+    """Misspelled keywords and lines Gherkin cannot read in the feature files at ``paths`` (``certify.keywords``)."""
+    named = {path: _shown(config, path) or _in_suite(path) for path in sorted(set(paths))}
+    return [line for path, shown in named.items() for line in keyword_lines(path, shown)]
+
+
+def _in_suite(path: Path) -> str:
+    """``gatekit's three_ds/sale_3ds.feature`` for a file of gatekit's own suite; the path otherwise."""
     from toolkit import suite
 
     try:
-        features = get_features([str(suite.features_dir())])
-    except suite.SuiteMissing:
-        return {}
-    by_kind: dict[str, set[str]] = {}
-    for feature in features:
-        for scenario in feature.scenarios.values():
-            for step in scenario.steps:
-                if "<" not in step.name:
-                    by_kind.setdefault(step.type, set()).add(step.name)
-    return {kind: frozenset(texts) for kind, texts in by_kind.items()}
+        inside = path.resolve().relative_to(suite.features_dir().resolve())
+    except (ValueError, suite.SuiteMissing):
+        return str(path)
+    return f"gatekit's {inside.as_posix()}"
 
 
-def shown_path(item: pytest.Item, filename: str) -> str:
-    path = Path(filename).resolve()
-    for base in (item.config.invocation_params.dir, item.config.rootpath):
-        if path.is_relative_to(base.resolve()):
-            return path.relative_to(base.resolve()).as_posix()
-    identity = naming.identity(item)
-    return f"gatekit's {identity.path}" if identity is not None and identity.suite == "gatekit" else str(path)
+def _feature_files(collector: pytest.Collector, report: pytest.CollectReport, items: list[pytest.Item]) -> set[Path]:
+    """The feature files of a module: its own path (a ``.feature`` collected as a module), its scenarios' files, and
+    the file pytest-bdd could not parse when a ``scenarios()`` module failed to import."""
+    files = {Path(collector.path)} if Path(collector.path).suffix == ".feature" else set()
+    if report.failed:
+        files |= {Path(name) for name in _UNPARSED.findall(str(report.longrepr))}
+    templates = (naming.template_of(item) for item in items)
+    return files | {Path(template.feature.filename) for template in templates if template is not None}
 
 
-def refuse(report: pytest.CollectReport) -> None:
-    """A module's collect report failed with its problems, when it has any (before anything runs)."""
-    if not report.passed or not report.result:
+def refuse(report: pytest.CollectReport, collector: pytest.Collector) -> None:
+    """A module's collect report failed with its problems, when it has any (before anything runs): misspelled
+    keywords and lines Gherkin cannot read first (a feature file that did not parse fails here with them), then
+    steps no phrase matches and values no phrase knows."""
+    items = [node for node in report.result if isinstance(node, pytest.Item)] if report.passed else []
+    keywords = keyword_problems(collector.config, _feature_files(collector, report, items))
+    if keywords:
+        report.outcome = "failed"
+        report.longrepr = "\n".join(keywords)
+        report.result = []
         return
-    items = [node for node in report.result if isinstance(node, pytest.Item)]
+    if not report.passed or not items:
+        return
     problems = problems_in(items)
     if problems:
         report.outcome = "failed"

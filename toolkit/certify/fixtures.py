@@ -1,22 +1,28 @@
 """The fixtures of gatekit's pytest plugin: what a merchant's own tests (and the suite's steps) ask for.
 
-======================  ========  ===============================================================
-fixture                 scope     what
-======================  ========  ===============================================================
-``gateway_target``      session   the gateway under test (``--gateway-profile``) and the receiver
-``gateway_config``      session   its ``GatewayConfig`` (the embedded simulator's URL filled in)
-``gateway_client``      test      a ``GatewayClient`` on the profile; exchanges go to Allure
-``gateway_simulator``   test      the embedded ``SimulatorServer``, reset before the test
-``simulator_control``   test      its ``SimulatorControl`` (clock, settlement, faults, journal)
-``callback_receiver``   test      the ``CallbackReceiver`` the gateway calls back, emptied first
-``merchant``            test      ``toolkit.flows.Merchant``: the merchant's side of every flow
-``payer``               test      ``toolkit.payer.Payer``: the cardholder's browser over HTTP
-``browser_payer``       test      ``BrowserPayer``: headless Chromium (``gatekit[browser]``)
-======================  ========  ===============================================================
+===========================  ========  ==================================================================
+fixture                      scope     what
+===========================  ========  ==================================================================
+``gateway_target``           session   the gateway under test (``--gateway-profile``) and the receiver
+``gateway_config``           session   its ``GatewayConfig`` (the embedded simulator's URL filled in)
+``gateway_client``           test      a ``GatewayClient`` on the profile; exchanges go to Allure
+``gateway_simulator``        test      the embedded ``SimulatorServer``, reset before the test
+``simulator_control``        test      its ``SimulatorControl`` (clock, settlement, faults, journal)
+``callback_receiver``        test      the ``CallbackReceiver`` the gateway calls back, emptied first
+``merchant``                 test      ``toolkit.flows.Merchant``: the merchant's side of every flow
+``payer``                    test      ``toolkit.payer.Payer``: the cardholder's browser over HTTP
+``browser_payer``            test      ``BrowserPayer``: headless Chromium (``gatekit[browser]``)
+``hosted_fields_simulator``  test      ``HostedFieldsGateway``: the simulator's SDK_URL, API_URL, keys
+``hosted_fields_payer``      test      ``BrowserPayer`` that types into the Hosted Fields iframes
+===========================  ========  ==================================================================
 
 The simulator is started once per session, on a free loopback port, when the profile is
-``simulator`` (the default).  On a sandbox profile the two simulator fixtures skip the test with
+``simulator`` (the default).  On a sandbox profile the simulator fixtures skip the test with
 the reason, like ``@simulator`` scenarios.
+
+A merchant whose checkout page embeds the gateway's Hosted Fields SDK starts its app with
+``hosted_fields_simulator``'s settings (``SDK_URL``, ``API_URL``, endpoint, login, keys) and pays on its page
+with ``hosted_fields_payer`` (``open_checkout(url)``, ``fill_hosted_fields(card)``, ``answer_challenge()``).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ if TYPE_CHECKING:  # imported by the fixtures when they run: the xdist controlle
     from toolkit.config import GatewayConfig
     from toolkit.exchange import Exchange
     from toolkit.flows import Merchant
+    from toolkit.hosted_fields import HostedFieldsGateway
     from toolkit.payer import Payer
     from toolkit.payer.browser import BrowserPayer
     from toolkit.recording import Recorder, RecordingRun
@@ -197,3 +204,23 @@ def browser_payer(gateway_target: GatewayTarget, gateway_recorder: Recorder | No
     ) as browser:
         reporting.before_diagram(browser.collect_visits)  # the last hops (back to the merchant) submit themselves
         yield browser
+
+
+@pytest.fixture
+def hosted_fields_simulator(gateway_simulator: SimulatorServer) -> HostedFieldsGateway:
+    """The simulator (reset) as a Hosted Fields merchant's app is configured with it: ``sdk_url`` (``SDK_URL``, on the
+    simulator's own origin), ``api_url`` (``API_URL``), ``endpoint_id``, ``login``, ``control_key``,
+    ``private_key_pem`` (the demo merchant's), ``content_security_policy`` for the checkout page, ``environment()``
+    (the examples' variable names)."""
+    from toolkit.hosted_fields import HostedFieldsGateway
+
+    return HostedFieldsGateway.from_simulator(gateway_simulator)
+
+
+@pytest.fixture
+def hosted_fields_payer(browser_payer: BrowserPayer) -> BrowserPayer:
+    """``browser_payer`` on a merchant's Hosted Fields checkout: ``open_checkout(url)`` waits for the gateway's card
+    iframes, ``fill_hosted_fields(card)`` types into them and presses the page's Pay button, ``answer_challenge()``
+    passes 3-D Secure when the page sends the payer there.  Add the merchant's ``redirect_url`` to its
+    ``merchant_urls`` for the report to draw the way back as the merchant's."""
+    return browser_payer

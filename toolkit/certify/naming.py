@@ -17,7 +17,7 @@ import pytest
 from pytest_bdd.parser import Scenario, ScenarioTemplate
 from pytest_bdd.scenario import scenario_wrapper_template_registry
 
-from toolkit.certify.catalog import scenario_tags
+from toolkit.certify.catalog import example_title, scenario_tags
 from toolkit.operations import OPERATIONS
 
 EXAMPLE_PARAM = "_pytest_bdd_example"  # the parameter pytest-bdd gives an outline's example
@@ -46,13 +46,7 @@ def scenario_of(item: pytest.Item) -> Scenario | None:
 def title(item: pytest.Item) -> str:
     """The Gherkin title (``A card that is expired is declined``); a plain test's own name otherwise."""
     template = template_of(item)
-    if template is None:
-        return item.name
-    example = example_of(item)
-    rendered = template.render(example).name
-    if example and rendered == template.name:  # an outline whose title names no column
-        return f"{rendered} ({', '.join(map(str, example.values()))})"
-    return rendered
+    return example_title(template, example_of(item)) if template is not None else item.name
 
 
 def flow(item: pytest.Item) -> str:

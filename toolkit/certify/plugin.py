@@ -6,6 +6,8 @@ The fixtures are in ``toolkit.certify.fixtures``; the suite's phrases in ``toolk
 Scenarios tagged ``@simulator`` need the control API and are skipped on a sandbox; ``@callbacks``
 ones are skipped when the gateway cannot reach this machine; ``@browser`` ones (the real-browser
 payer) when ``GATEKIT_BROWSER=off``, or without Selenium or Chromium, each with its reason.
+With ``-n`` against a team's simulator (one for every worker), a scenario with a step that moves what
+all share (its clock, its fault plans: ``toolkit.certify.shared``) runs alone, the others side by side.
 
 With ``--alluredir`` every scenario is labelled when it is collected (epic = flow, feature =
 operation, story = the Gherkin title, the Gherkin text as description: skipped scenarios keep
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import allure
 import pytest
 
-from toolkit.certify import naming, tidy
+from toolkit.certify import naming, shared, tidy
 from toolkit.certify.pytest_compat import stop_rewriting
 from toolkit.operations import OPERATIONS
 
@@ -36,7 +38,7 @@ pytest_plugins = ["toolkit.certify.fixtures"]
 # Gherkin tags in use: flows, kinds of scenario, and every catalogue operation.
 FLOW_TAGS = ("threeds", "returns", "tokenization", "payouts", "preauth", "hosted_forms", "cards", "callbacks",
              "signing", "declines", "simulator", "exported", "chargebacks", "refusals", "strict",
-             "browser", "gateway_run")  # fmt: skip
+             "browser", "gateway_run", "hosted_fields")  # fmt: skip
 _OPEN_STEPS = pytest.StashKey[list[Any]]()  # the Allure steps of the scenario's running Gherkin steps
 
 
@@ -105,8 +107,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 @pytest.hookimpl(hookwrapper=True, trylast=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Any:
-    """A module of scenarios with a step no phrase matches, or a value its phrase does not know, fails to
-    collect with one line per problem (``toolkit.certify.check``): nothing runs, pytest exits 2."""
+    """A module of scenarios with a misspelled keyword (``Scenaro:``, ``Givn``), a line Gherkin cannot read, a step
+    no phrase matches, or a value its phrase does not know, fails to collect with one line per problem
+    (``toolkit.certify.check``): nothing runs, pytest exits 2."""
     outcome = yield
     from toolkit.certify.scrub import scrub
 
@@ -114,7 +117,7 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Any:
     if isinstance(collector, pytest.Module):
         from toolkit.certify.check import refuse
 
-        refuse(report)
+        refuse(report, collector)
     scrub(report)
 
 
@@ -189,6 +192,54 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail(error, pytrace=False)
 
 
+_RUN_LOCK = pytest.StashKey[Path]()  # (the xdist controller: the folder of the run's lock, when workers share)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """(the xdist controller, for each worker) A team's simulator is one for every worker: they get the folder of
+    the run's lock (``toolkit.certify.shared``), so that a scenario that moves its clock or faults runs alone."""
+    config = node.config
+    if _RUN_LOCK not in config.stash:
+        from toolkit.certify.target import outside_simulator
+
+        try:
+            outside = outside_simulator(load_profile(config))
+        except pytest.UsageError:  # (said in one line elsewhere)
+            outside = False
+        if not outside:
+            return
+        import tempfile
+
+        config.stash[_RUN_LOCK] = Path(tempfile.mkdtemp(prefix="gatekit-run-lock-"))
+    node.workerinput[shared.WORKER_INPUT] = str(config.stash[_RUN_LOCK])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_RUN_LOCK, None)
+    if folder is not None:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run_lock(config: pytest.Config) -> shared.RunLock | None:
+    """The run's lock, in a worker beside others on one simulator; None elsewhere."""
+    folder = getattr(config, "workerinput", {}).get(shared.WORKER_INPUT)
+    return shared.RunLock(Path(folder)) if folder else None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """A scenario that moves the shared simulator's clock or faults runs alone; the others share the run's lock."""
+    lock = _run_lock(item.config)
+    if lock is None:
+        yield
+        return
+    with lock.hold(alone=shared.ALONE in item.stash):
+        yield
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:  # (the xdist controller: it collects nothing)
     """With ``-n``, a profile named on the command line or in ``GATEKIT_PROFILE`` is checked before the workers
     start: one line, exit 4."""
@@ -216,11 +267,12 @@ def no_browser_reason() -> str | None:
 
 
 def label(item: pytest.Item) -> None:
-    """Allure labels and description of a scenario, from its Gherkin: on the item, so a skipped one keeps them."""
+    """Allure labels and description of a scenario, from its Gherkin: on the item, so a skipped one keeps them.
+    A scenario tagged with no operation (a merchant's own, as a rule) is grouped under its flow's name again."""
     text = naming.gherkin(item)
     if text is None:
         return
-    labels = {"epic": naming.flow(item), "feature": naming.operation(naming.tags(item)) or "general"}
+    labels = {"epic": naming.flow(item), "feature": naming.operation(naming.tags(item)) or naming.flow(item)}
     for kind, value in {**labels, "story": naming.title(item)}.items():
         item.add_marker(pytest.mark.allure_label(value, label_type=kind))
     item.add_marker(pytest.mark.allure_description(f"```gherkin\n{text}\n```"))
@@ -241,6 +293,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         tidy.remember_identities(config, items)
     base = usable_profile(config) if any(map(needs_gateway, items)) else None
     skip_browser_scenarios(items)
+    if _run_lock(config) is not None:
+        for item in items:
+            reason = shared.alone_reason(item) if naming.template_of(item) is not None else None
+            if reason:
+                item.stash[shared.ALONE] = reason
     if config.getoption("--simulator-lenient"):
         reason = "the lenient simulator forgives this on purpose; the scenario needs the gateway's strict checks"
         for item in items:

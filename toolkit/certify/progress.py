@@ -1,7 +1,8 @@
 """A live progress line while the suite runs, and a verdict per flow at the end.
 
-Loaded by ``gatekit certify`` instead of pytest's own terminal output: one line rewritten in
-place on a terminal (one line per scenario elsewhere, e.g. in CI logs), then a table of flows
+Loaded by ``gatekit certify`` instead of pytest's own terminal output: a line once the scenarios are
+collected (how many, how long it took, and what starts next: the embedded simulator...), then one line
+rewritten in place on a terminal (one line per scenario elsewhere, e.g. in CI logs), then a table of flows
 with the reasons of their skipped scenarios under each flow, the failures with their reasons,
 and the paths of the reports.  Scenarios are named by their Gherkin titles; the flow and the
 title travel with each report as properties (``flow``, ``scenario``: with ``-n`` too, and into
@@ -11,6 +12,7 @@ the JUnit XML, where ``gatekit certify`` names the test cases by them).
 from __future__ import annotations
 
 import sys
+import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import TextIO
@@ -46,6 +48,13 @@ class Progress:
         self.flows: dict[str, FlowResult] = defaultdict(FlowResult)
         self._counted: set[str] = set()
         self.not_collected: list[str] = []  # a feature file's problems (toolkit.certify.check): nothing runs
+        self.started = time.monotonic()
+        self._collected_said = False
+        self.config: pytest.Config | None = None
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.started = time.monotonic()
+        self.config = session.config
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -53,11 +62,23 @@ class Progress:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.total = len(session.items)
+        self._collected()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: object, ids: list[str]) -> None:
         """With ``-n``, the workers collect: each reports the same ids."""
         self.total = len(ids)
+        self._collected()
+
+    def _collected(self) -> None:
+        """``collected 86 scenarios in 2.1 s; starting the embedded simulator…``, once, unless nothing can run."""
+        if self._collected_said or self.not_collected or not self.total or self.config is None:
+            return
+        self._collected_said = True
+        seconds = time.monotonic() - self.started
+        plural = "s" * (self.total != 1)
+        self.stream.write(f"collected {self.total} scenario{plural} in {seconds:.1f} s; {what_starts(self.config)}…\n")
+        self.stream.flush()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         failed_setup = report.when == "setup" and (report.failed or report.skipped)
@@ -121,6 +142,26 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     progress = config.pluginmanager.get_plugin("gatekit-progress")
     if isinstance(progress, Progress):
         print(progress.summary(), file=progress.stream, flush=True)
+
+
+def what_starts(config: pytest.Config) -> str:
+    """What the first scenarios wait for: the embedded simulator (one per worker with ``-n``), or the gateway; with
+    workers on a team's simulator, that a scenario moving its clock or faults runs alone (``certify.shared``)."""
+    from toolkit.certify.plugin import load_profile
+    from toolkit.certify.target import embeds_simulator, outside_simulator
+
+    workers = int(getattr(config.option, "numprocesses", 0) or 0)
+    starting = f"starting {workers} workers" if workers else "starting the first scenario"
+    try:
+        profile = load_profile(config)
+    except pytest.UsageError:
+        return starting
+    if embeds_simulator(profile):
+        return f"{starting}, each with its embedded simulator" if workers else "starting the embedded simulator"
+    if workers and outside_simulator(profile):
+        alone = "a scenario that moves its clock or faults runs alone"
+        return f"{starting} against the simulator at {profile.base_url} ({alone})"
+    return f"{starting} against {profile.base_url}"
 
 
 def _skip_reason(report: pytest.TestReport) -> str:

@@ -1,7 +1,8 @@
 """Allure wiring for the suite: what a scenario exchanged, as steps with masked attachments.
 
-epic = the flow (the feature's name), feature = the operation (the scenario's operation tag),
-story = the scenario (``toolkit.certify.plugin`` labels every scenario when it is collected).
+epic = the flow (the feature's name), feature = the operation (the scenario's operation tag; the
+flow's name again for a scenario tagged with none, as a merchant's own are), story = the scenario
+(``toolkit.certify.plugin`` labels every scenario when it is collected).
 Every HTTP exchange of the merchant is attached masked, with a curl command that reproduces it
 with placeholders for card data and signatures; every request of the payer's browser likewise
 (the method URL, the hosted page, the challenge form, the ACS answer, the redirect to the
@@ -104,7 +105,7 @@ def attach_exchange(exchange: Exchange) -> None:
         request = "\n".join(f"{name}={value}" for name, value in exchange.request_fields)
         allure.attach(f"POST {exchange.url}\n\n{request}", "request (masked)", TEXT)
         allure.attach(exchange.response_body or (exchange.error or ""), "response", TEXT)
-        allure.attach(exchange.as_curl(), "curl (card data and signatures as placeholders)", TEXT)
+        allure.attach(exchange.as_curl(wrap=True), "curl (card data and signatures as placeholders)", TEXT)
         if exchange.signature and exchange.signature.base_string:
             allure.attach(mask_text(exchange.signature.base_string), "OAuth base string", TEXT)
 

@@ -4,12 +4,15 @@ What runs: gatekit's own flows (``toolkit.suite``, shipped in the wheel) and the
 feature files (``--suite DIR``, or ``./features`` when present), all with gatekit's steps
 (``toolkit.steps``) and the merchant's ``conftest.py``.  The run is a separate pytest process in
 the current directory, which is the rootdir; the directory's own pytest configuration applies
-when it has one.  Everything that can be refused is refused before pytest starts: the profile,
-the suite, the tags.  The HTML report is made by Allure 3 (``npx allure generate``: ``allure``
-from ``./node_modules`` or the PATH) with the directory's ``allurerc.mjs``, or gatekit's own
-(``toolkit/certify/allurerc.mjs``: gatekit's failure categories, the history of earlier runs in
-``reports/history.jsonl`` for trends, one file per suite selection: ``history_name``); without Allure the
-results and JUnit XML are still written.
+when it has one. Everything that can be refused is refused before pytest starts: the profile, the suite
+(with a misspelled Gherkin keyword, or a line Gherkin cannot read: ``toolkit.certify.keywords``), the tags.
+It says what it does while it works: a line before pytest starts, one when the scenarios are collected
+(``toolkit.certify.progress``), one while the HTML report is made. The HTML report is made by Allure 3
+(``npx allure generate``: ``allure`` from ``./node_modules`` or the PATH) with the directory's
+``allurerc.mjs``, or gatekit's own (``toolkit/certify/allurerc.mjs``: gatekit's failure categories, the
+history of earlier runs in ``reports/history.jsonl`` for trends, one file per suite selection:
+``history_name``), then the Google Analytics Allure writes into it is taken out
+(``toolkit.certify.offline``); without Allure the results and JUnit XML are still written.
 After the run the JUnit test cases are named by their Gherkin titles and ``reports/summary.md``
 (the verdict per flow, the failures, links) is written for a CI job to post.
 """
@@ -34,7 +37,7 @@ from pathlib import Path
 
 from toolkit import suite
 from toolkit._version import ALLURE_VERSION
-from toolkit.certify import catalog, summary
+from toolkit.certify import catalog, keywords, offline, summary
 from toolkit.certify.options import CertifyOptions as CertifyOptions  # (re-exported: where it always was)
 from toolkit.certify.staging import StagedRun
 from toolkit.certify.target import target_note
@@ -55,6 +58,14 @@ UNUSED_BY_THE_SUITE = ("schemathesis", "hypothesispytest")
 
 class SuiteError(ValueError):
     """A suite that cannot be run as asked (no such folder, no feature files)."""
+
+
+class FeatureError(SuiteError):
+    """Feature files with a misspelled keyword or a line Gherkin cannot read (``toolkit.certify.keywords``)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        super().__init__("\n  ".join(["feature files that cannot run (nothing ran):", *lines]))
 
 
 def own_features(options: CertifyOptions, cwd: Path) -> Path | None:
@@ -185,23 +196,52 @@ def make_html(options: CertifyOptions, cwd: Path) -> tuple[str, Path | None]:
         ), None
     target = options.reports / "allure-report"
     env = {**os.environ, "GATEKIT_ALLURE_RESULTS": str(options.results), "GATEKIT_REPORTS": str(options.reports),
-           "GATEKIT_HISTORY": str(options.reports / options.history)}  # fmt: skip
+           "GATEKIT_HISTORY": str(options.reports / options.history), **offline.NO_ANALYTICS_ENV}  # fmt: skip
     argv = [*command, "generate", str(options.results), "-o", str(target), "--config", str(allure_config(cwd))]
     result = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=cwd, env=env)
     if result.returncode != 0:
         return f"HTML report: allure generate failed: {(result.stderr or result.stdout).strip()[:500]}", None
+    offline.strip_analytics(target)  # (Allure writes Google Analytics into the report: it opens offline)
     index = (target / "index.html").resolve()
     return f"HTML report: {index}", index
+
+
+def feature_problems(folders: list[Path], cwd: Path) -> list[str]:
+    """A line for each misspelled keyword, or line Gherkin cannot read, in the feature files of ``folders``."""
+    lines = []
+    for folder in folders:
+        gatekits = folder.resolve() == suite.features_dir().resolve()
+        for path in sorted(folder.rglob("*.feature")):
+            inside = path.relative_to(folder).as_posix()
+            lines += keywords.problems_in(path, f"gatekit's {inside}" if gatekits else _shown(path, cwd))
+    return lines
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    resolved = path.resolve()
+    return resolved.relative_to(cwd.resolve()).as_posix() if resolved.is_relative_to(cwd.resolve()) else str(path)
+
+
+def read_suite(options: CertifyOptions, cwd: Path) -> tuple[list[Path], list[catalog.Entry]]:
+    """The folders to run and every scenario in them; SuiteError (a FeatureError for what Gherkin would not read as
+    written: ``Scenaro:``, ``Givn``) when they cannot run."""
+    folders = suite_folders(options, cwd)
+    problems = feature_problems(folders, cwd)
+    if problems:
+        raise FeatureError(problems)
+    return folders, catalog.read(folders)
 
 
 def prepare(options: CertifyOptions, cwd: Path) -> tuple[list[Path], list[catalog.Entry]]:
     """The folders to run and the scenarios selected; SuiteError, SelectionError or ConfigError if it cannot run."""
     load_config(options.profile, file=options.config_file)  # a profile that cannot be used stops here
     target_note(options.profile, config_file=options.config_file)  # and so do its embedded simulator's settings
-    folders = suite_folders(options, cwd)
-    selected = catalog.select(catalog.read(folders), options.tags)
-    if not selected:
+    folders, entries = read_suite(options, cwd)
+    selected = catalog.select(entries, options.tags)
+    if not selected and options.tags:
         raise catalog.SelectionError(f"--tags {options.tags!r} selects no scenario")
+    if not selected:
+        raise SuiteError(f"no scenario in {', '.join(_shown(folder, cwd) for folder in folders)}")
     return folders, selected
 
 
@@ -209,7 +249,12 @@ def check(options: CertifyOptions, cwd: Path | None = None) -> int:
     """``gatekit certify --check``: the feature files collected and checked, nothing run; 0 when every step has a
     phrase and every value is known, 2 otherwise (one line per problem, printed by ``toolkit.certify.checkrun``)."""
     cwd = cwd or Path.cwd()
-    folders, _ = prepare(options, cwd)
+    try:
+        folders, _ = prepare(options, cwd)
+    except FeatureError as error:  # (said as the check says what it finds)
+        count = len(error.lines)
+        print("\n".join([*error.lines, f"gatekit certify --check: {count} problem{'s' * (count != 1)}; nothing ran"]))
+        return EXIT_NOT_RUN
     args = pytest_args(options, folders, cwd, check_only=True)
     args += [arg for plugin in SUITE_PLUGINS for arg in ("-p", plugin)]
     done = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=cwd, check=False)
@@ -227,8 +272,9 @@ def certify(options: CertifyOptions, cwd: Path | None = None) -> int:
     Ctrl-C or SIGTERM stops pytest, its workers and its browsers, keeps the previous files, and raises
     ``Interrupted``."""
     cwd = cwd or Path.cwd()
-    folders, _ = prepare(options, cwd)
+    folders, selected = prepare(options, cwd)
     options = replace(options, history=history_name(options, folders, cwd))
+    print(starting_line(options, selected), flush=True)
     staged = StagedRun(options)
     try:
         code, seconds = _run_pytest(staged.options, folders, cwd)
@@ -274,15 +320,31 @@ def _reports(staged: StagedRun, seconds: float, cwd: Path) -> Path | None:
     if junit.is_file():
         summary.name_test_cases(junit)
     if options.html:
-        line, index = make_html(options, cwd)
-        if index is None:
-            print(line)
+        index = _timed_html(options, cwd)
     final_index = staged.final_path(index) if index is not None else None
     if junit.is_file():
         profile = load_config(options.profile, file=options.config_file).profile
         note = target_note(options.profile, config_file=options.config_file)
         summary.write_markdown(junit, profile=profile, seconds=seconds, report=index, note=note)
     return final_index
+
+
+def starting_line(options: CertifyOptions, selected: list[catalog.Entry]) -> str:
+    """The run's first line, printed before pytest starts (its start and the collection take seconds)."""
+    profile = load_config(options.profile, file=options.config_file).profile
+    flows = len({entry.flow for entry in selected})
+    count = f"{len(selected)} scenario{'s' * (len(selected) != 1)} of {flows} flow{'s' * (flows != 1)}"
+    return f"gatekit certify: {count}, profile {profile}; starting pytest and collecting them…"
+
+
+def _timed_html(options: CertifyOptions, cwd: Path) -> Path | None:
+    """The HTML report, said while it is made (Allure takes 7 to 30 s) and how long it took."""
+    print("\nmaking the HTML report (Allure)…", flush=True)
+    started = time.monotonic()
+    line, index = make_html(options, cwd)
+    took = time.monotonic() - started
+    print(f"HTML report made in {took:.1f} s" if index is not None else f"{line} ({took:.1f} s)", flush=True)
+    return index
 
 
 def signals_at_default() -> None:

@@ -3,7 +3,9 @@
 The response (the raw mapping, card data masked) goes to stdout as JSON, also when the gateway
 says no; the error goes to stderr and sets the exit status (see ``toolkit.cli``).  When nothing
 listens at the profile's address the error says what to do: start ``gatekit simulate`` or fix the
-profile's ``base_url``.
+profile's ``base_url``.  A field the operation does not know is said as the proxy says it: a near miss
+of one of its fields (``ammount``) is refused naming the field it meant (``--no-validate`` sends it, saying
+so), any other is sent with a note that the gateway ignores it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import argparse
 import shlex
 import sys
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolkit.commands.common import (
     Subparsers,
@@ -27,8 +29,11 @@ from toolkit.commands.common import (
 )
 
 if TYPE_CHECKING:  # the client (and requests) are imported when the command runs, not when the CLI starts
+    from toolkit.client import GatewayClient, PreparedCall
     from toolkit.config import GatewayConfig
     from toolkit.errors import TransportError
+    from toolkit.operations import Operation
+    from toolkit.validation import Problem
 
 
 def register(subparsers: Subparsers) -> None:
@@ -48,10 +53,12 @@ def run(args: argparse.Namespace) -> int:
 
     operation = find_operation(args.operation)
     fields = request_names(parse_fields(args.fields))
+    misspelled = unknown_fields(operation, fields)
     config = load_profile(args)
     with GatewayClient(config, validate=not args.no_validate) as client:
+        call = prepare(client, operation, fields, misspelled, use_group=args.use_group)
         try:
-            response = client.call(operation, fields, use_group=args.use_group)
+            response = client.send(call)
         except ApiError as exc:
             print_json(masked(exc.response))
             raise
@@ -65,6 +72,48 @@ def run(args: argparse.Namespace) -> int:
     if follow_up:
         print(f"next: {follow_up}", file=sys.stderr)
     return 0
+
+
+def unknown_fields(operation: Operation, fields: Mapping[str, str]) -> list[Problem]:
+    """The fields ``operation`` does not know (by their wire names), said as the proxy says them: a near miss of
+    one of its fields is returned, naming the field it meant; the others are noted on stderr and sent."""
+    from toolkit.operations import LOGIN
+    from toolkit.validation import Problem, meant_field
+
+    misspelled, ignored = [], []
+    for name in fields:
+        if operation.knows(operation.wire_name(name)) or name in ("control", LOGIN) or name.startswith("oauth_"):
+            continue
+        guess = meant_field(operation, name)
+        if guess is None:
+            ignored.append(name)
+        else:
+            rule = f"not a field of {operation.name}, did you mean {guess}? (the gateway ignores {name})"
+            misspelled.append(Problem(name, rule))
+    if ignored:
+        print(f"note: fields {operation.name} does not know (the gateway ignores them): {', '.join(ignored)}",
+              file=sys.stderr)  # fmt: skip
+    return misspelled
+
+
+def prepare(
+    client: GatewayClient, operation: Operation, fields: Mapping[str, str], misspelled: list[Problem], **options: Any
+) -> PreparedCall:
+    """The signed call; a misspelled field is refused first, with what else the client refuses, in one answer (or
+    noted and sent, when the client does not validate)."""
+    from toolkit.errors import InvalidRequestError
+
+    if misspelled and not client.validate:
+        for problem in misspelled:
+            print(f"note: {problem}", file=sys.stderr)
+        misspelled = []
+    try:
+        call = client.prepare(operation, dict(fields), **options)
+    except InvalidRequestError as exc:
+        raise InvalidRequestError(operation.name, [*misspelled, *exc.problems]) from None
+    if misspelled:
+        raise InvalidRequestError(operation.name, misspelled)
+    return call
 
 
 # the answers' names of the order's ids -> the names requests give them

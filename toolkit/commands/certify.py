@@ -107,9 +107,9 @@ def run(args: argparse.Namespace) -> int:
 
 def show(options: CertifyOptions, *, tags_only: bool) -> int:
     from toolkit.certify import catalog
-    from toolkit.certify.runner import suite_folders
+    from toolkit.certify.runner import read_suite
 
-    entries = catalog.read(suite_folders(options, Path.cwd()))
+    _, entries = read_suite(options, Path.cwd())
     selected = catalog.select(entries, options.tags)
     print("\n".join(tag_lines(selected) if tags_only else scenario_lines(selected)))
     return 0

@@ -3,6 +3,8 @@
 Each hypothesis rebuilds the SHA-1 input as a buggy client would (amount in major units, parts
 in another order, another id, a part left out or added, the formula of another operation,
 untrimmed or form-encoded values, a key with a trailing newline) or digests it another way.
+A part of the formula the body lacks while a near miss of its name was sent (``ammount``) is said first:
+the client signed the value it meant, the gateway reads no such field and computes the control without it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from toolkit.masking import mask_value
 from toolkit.money import MoneyError, currency_exponent
 from toolkit.operations import ENDPOINT_ID, LOGIN, OPERATIONS, ControlFormula, Operation
 from toolkit.signing import control_checksum, control_parts
-from toolkit.validation import request_problems
+from toolkit.validation import meant_field, request_problems
 
 KEY = KEY_PLACEHOLDER
 _MAX_PERMUTED = 7  # 5040 orders at most
@@ -178,6 +180,32 @@ def _search_endpoint_ids(parts: Pairs, the_id: str, key: str, target: str) -> li
     return []
 
 
+def _misspelled(
+    op: Operation, fields: dict[str, str], raw: dict[str, str], respelled: dict[str, str], the_id: str, ids: set[str],
+    login: str, key: str, sent: str,
+) -> tuple[str, list[Finding]]:  # fmt: skip
+    """The verdict when parts of the formula were sent under near-miss names (``respelled``: part -> name sent),
+    and what the control was computed with once they are spelled right."""
+    assert op.control is not None
+    findings = [Finding(right, right, wrong, f"{wrong} was sent for {right}: the gateway reads no {wrong}")
+                for right, wrong in respelled.items()]  # fmt: skip
+    spelled = {name: value for name, value in fields.items() if name not in respelled.values()}
+    spelled |= {right: fields[wrong] for right, wrong in respelled.items()}
+    parts = control_parts(op.control, spelled, endpoint_id=the_id, login=login, strict=False)
+    part, name = next(iter(respelled.items()))
+    said = f"control mismatch: {part} — {name} was sent for {part}"
+    if control_checksum([value for _, value in parts], key) == sent.lower():
+        return (
+            f"{said}: the control was computed with it as {part}, and the gateway reads no {name} (spell it {part})",
+            findings,
+        )
+    more = explain(op, spelled, raw, parts, the_id, ids, login, key, sent)  # (and another mistake beside it?)
+    if more:
+        said += f": the gateway reads no {name} (spell it {part}); and {more[0].part}: {more[0].why}"
+        return said, [*findings, *more]
+    return f"{said}: the gateway reads no {name}, and computes the control without {part}", findings
+
+
 def diagnose_control(
     op: Operation, pairs: Pairs, *, endpoint_id: str | None, group_id: str | None, url: str | None, login: str, key: str
 ) -> Diagnosis:
@@ -221,6 +249,10 @@ def diagnose_control(
             notes.append("control is upper-case hex; the gateway family writes SHA-1 digests in lower case")
         return result(not absent, f"the control verifies: {formula.text}", absent)
     ids = {i for i in (endpoint_id, group_id, found_id[0] if found_id else None) if i}
+    respelled = {part: name for name in fields if not op.knows(name) and (part := meant_field(op, name)) in missing}
+    if respelled:
+        verdict, findings = _misspelled(op, fields, raw, respelled, the_id, ids, login, key, sent)
+        return result(False, verdict, [*(f for f in absent if f.part not in respelled), *findings])
     findings = explain(op, fields, raw, parts, the_id, ids, login, key, sent)
     if findings:
         return result(False, f"control mismatch: {findings[0].part} — {findings[0].why}", [*absent, *findings])

@@ -55,6 +55,8 @@ def answer_outcome(status_code: int | None, answer: Mapping[str, str], error: st
     if answer.get("error-message") or status_code >= 400:
         kind = answer.get("type", "error")
         return mask_text(f"{head} · {kind}: {_short(answer.get('error-message', ''))}".rstrip(": ")), "bad"
+    if answer.get("ephemeralTicket"):  # (Hosted Fields' ticket answer has no type: hosted-fields.md 3.2)
+        return f"{head} · an ephemeral ticket", "plain"
     return mask_text(f"{head} · {answer.get('type', 'answer')}"), "plain"
 
 

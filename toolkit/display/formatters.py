@@ -30,7 +30,7 @@ VIEWS: dict[type, View] = {
 }
 # Views of types whose own package draws with this one (``toolkit.drift``): named, imported when one is shown.
 NAMED_VIEWS: dict[tuple[str, str], tuple[str, str]] = {
-    ("toolkit.drift.report", "DriftReport"): ("toolkit.drift.report", "report_html"),
+    ("toolkit.drift.report", "DriftReport"): ("toolkit.drift.page", "report_html"),
 }
 
 

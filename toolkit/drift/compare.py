@@ -1,10 +1,12 @@
-"""Where two runs of the same scenarios differ: the sandbox (``a``) against the simulator (``b``).
+"""Where two runs of the same scenarios differ: A (a recording) against B (its replay on a simulator, or another
+recording).
 
 Per scenario, the merchant's steps in order (calls, and waits on an order's status): the HTTP status, the
 answer's ``type``, ``status``, ``error-code`` and ``transaction-type``, the wording of ``error-message``, the
-answer's field names (missing from the simulator's, or only in it), the 3-D Secure path the waits saw; the
+answer's field names (missing from B's, or only in it), the 3-D Secure path the waits saw; the
 callbacks (how many, of which transaction and status, their fields) and the payer's redirects.  Over the run,
-per operation: how long the answers took and how long orders stayed ``processing`` (medians).
+per operation: how long the answers took (medians) and how long orders stayed ``processing``, as finely as each
+run's polls saw it (``trace.Span``: a difference the polls could not see is none).
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
-from toolkit.drift.trace import ASSIGNED, Arrival, Call, Trace, Wait
+from toolkit.drift.trace import ASSIGNED, Arrival, Call, Span, Trace, Wait
 
 # An answer time differs when the medians are this far apart, in seconds and as a ratio (loopback noise is ms).
 ANSWER_GAP, ANSWER_RATIO = 0.1, 1.5
-# An order's time in ``processing`` differs when the medians are this far apart (polls make it coarse).
-PROCESSING_GAP, PROCESSING_RATIO = 0.5, 1.5
+# An order's time in ``processing`` differs when the spans its polls allow (medians of their ends) are this far
+# apart, in seconds and as a ratio: the polls' resolution is in the spans, the gap is for a loaded machine.
+PROCESSING_GAP, PROCESSING_RATIO = 0.25, 1.5
 COMPARED = ("type", "status", "error-code", "transaction-type")
 # Fields whose presence depends on the moment of a poll or on the payer, not on the gateway.
 MOMENTARY = frozenset({"html", "redirect-to", "three-ds-method-url", "end-point-id"})
@@ -28,35 +31,36 @@ MOMENTARY = frozenset({"html", "redirect-to", "three-ds-method-url", "end-point-
 
 @dataclass(frozen=True)
 class Difference:
-    """One way the simulator differs from the sandbox; ``kind`` is what ``drift.toml`` accepts by."""
+    """One way B differs from A; ``kind`` is what ``drift.toml`` accepts by."""
 
     kind: str  # http-status, type, status, error-code, transaction-type, error-message, field-missing,
     # field-extra, three-ds-path, steps, callbacks, callback-fields, redirects, answer-time, processing-time
     scenario: str
-    step: str  # "3. sale", "run" for the run's timings
+    step: str  # "3. sale", "sale (median)" for the run's timings
     operation: str
-    sandbox: str
-    simulator: str
+    a: str  # what A had
+    b: str  # what B had
     field: str = ""
     accepted: str = ""  # the drift.toml reason that accepts it
+    note: str = ""  # how finely it was measured (timings)
 
     def as_dict(self) -> dict[str, str]:
         return asdict(self)
 
 
 def compare_runs(
-    sandbox: Iterable[Trace], simulator: Iterable[Trace], *, answer_model: float | None = None
+    one: Iterable[Trace], other: Iterable[Trace], *, answer_model: float | None = None
 ) -> list[Difference]:
     """Every difference of the scenarios both runs have (by name), then of the run's timings (``answer_model``:
     ``compare_timings``)."""
-    a = {trace.name: trace for trace in sandbox}
-    b = {trace.name: trace for trace in simulator}
+    a = {trace.name: trace for trace in one}
+    b = {trace.name: trace for trace in other}
     found: list[Difference] = []
     for name in a:
         if name in b:
             found += compare_scenario(a[name], b[name])
         else:
-            found.append(Difference("steps", name, "-", "", "recorded", "not replayed"))
+            found.append(Difference("steps", name, "-", "", "the scenario", "none of that name"))
     found += compare_timings(list(a.values()), [b[name] for name in a if name in b], answer_model=answer_model)
     return found
 
@@ -191,28 +195,66 @@ def medians(samples: Iterable[tuple[str, float]]) -> dict[str, float]:
     return {operation: statistics.median(values) for operation, values in by_operation.items()}
 
 
-def compare_timings(a: list[Trace], b: list[Trace], *, answer_model: float | None = None) -> list[Difference]:
-    """Per operation over the run: the median answer time, the median time an order stayed processing.
+def seconds(value: float) -> str:
+    """Seconds as a report shows them: two decimals at most (``0.25``, ``3``)."""
+    return f"{value:.2f}".rstrip("0").rstrip(".")
 
-    ``answer_model``: the seconds the replaying simulator's settings make every answer wait (``answer_delay``,
-    the median of ``answer_latency``), taken as its answer times instead of what the replay measured: a replay
-    measures its own machine too, and a loaded one (a busy CI runner) answered a status in 0.85 s where the
-    simulator waits 0, which is not drift."""
+
+def span_text(low: float, high: float) -> str:
+    return f"{seconds(low)} s" if seconds(low) == seconds(high) else f"{seconds(low)}-{seconds(high)} s"
+
+
+def compare_timings(a: list[Trace], b: list[Trace], *, answer_model: float | None = None) -> list[Difference]:
+    """Per operation over the run: the median answer time, and how long orders stayed processing."""
+    return _answer_times(a, b, answer_model) + _processing_times(a, b)
+
+
+def _answer_times(a: list[Trace], b: list[Trace], answer_model: float | None) -> list[Difference]:
+    """The median answer time per operation.  ``answer_model``: the seconds the replaying simulator's settings make
+    every answer wait (``answer_delay``, the median of ``answer_latency``), taken as its answer times instead of
+    what the replay measured: a replay measures its own machine too, and a loaded one (a busy CI runner) answered
+    a status in 0.85 s where the simulator waits 0, which is not drift."""
+    med_a = medians(sample for trace in a for sample in trace.answer_times())
+    med_b = medians(sample for trace in b for sample in trace.answer_times())
+    note = "B's: its simulator's answer_delay" if answer_model is not None else ""
+    if answer_model is not None:
+        med_b = {operation: answer_model for operation in med_b}
     found = []
-    kinds = (
-        ("answer-time", "answer_times", ANSWER_GAP, ANSWER_RATIO),
-        ("processing-time", "processing_times", PROCESSING_GAP, PROCESSING_RATIO),
-    )
-    for kind, measure, gap, ratio in kinds:
-        med_a = medians(sample for trace in a for sample in getattr(trace, measure)())
-        med_b = medians(sample for trace in b for sample in getattr(trace, measure)())
-        if kind == "answer-time" and answer_model is not None:
-            med_b = {operation: answer_model for operation in med_b}
-        for operation in sorted(set(med_a) & set(med_b)):
-            one, other = med_a[operation], med_b[operation]
-            low, high = sorted((max(one, 0.0), max(other, 0.0)))
-            if high - low > gap and high > ratio * max(low, 0.001):
-                found.append(
-                    Difference(kind, "(the run)", f"{operation} (median)", operation, f"{one:.3f} s", f"{other:.3f} s")
-                )
+    for operation in sorted(set(med_a) & set(med_b)):
+        one, other = med_a[operation], med_b[operation]
+        low, high = sorted((max(one, 0.0), max(other, 0.0)))
+        if high - low > ANSWER_GAP and high > ANSWER_RATIO * max(low, 0.001):
+            found.append(Difference("answer-time", "(the run)", f"{operation} (median)", operation,
+                                    f"{seconds(one)} s", f"{seconds(other)} s", note=note))  # fmt: skip
+    return found
+
+
+def _spans(traces: Iterable[Trace]) -> dict[str, list[Span]]:
+    """The processing spans of the orders of ``traces``, by operation."""
+    by_operation: dict[str, list[Span]] = defaultdict(list)
+    for trace in traces:
+        for span in trace.processing_spans():
+            by_operation[span.operation].append(span)
+    return by_operation
+
+
+def _median_span(spans: list[Span]) -> tuple[float, float, float]:
+    """(low, high, resolution): the medians of the spans' ends and of their widths."""
+    return (statistics.median(s.low for s in spans), statistics.median(s.high for s in spans),
+            statistics.median(s.resolution for s in spans))  # fmt: skip
+
+
+def _processing_times(a: list[Trace], b: list[Trace]) -> list[Difference]:
+    """Per operation, how long orders stayed processing: a difference only when A's span and B's are apart (a
+    sandbox profile polling every 3 s sees an order decided in 0.1 s after 3 s: the same, at its resolution)."""
+    spans_a, spans_b = _spans(a), _spans(b)
+    found = []
+    for operation in sorted(set(spans_a) & set(spans_b)):
+        low_a, high_a, res_a = _median_span(spans_a[operation])
+        low_b, high_b, res_b = _median_span(spans_b[operation])
+        near, far = (high_b, low_a) if low_a - high_b > low_b - high_a else (high_a, low_b)
+        if far - near > PROCESSING_GAP and far > PROCESSING_RATIO * max(near, 0.001):
+            note = f"A's polls resolve {seconds(res_a)} s, B's {seconds(res_b)} s"
+            found.append(Difference("processing-time", "(the run)", f"{operation} (median)", operation,
+                                    span_text(low_a, high_a), span_text(low_b, high_b), note=note))  # fmt: skip
     return found

@@ -326,6 +326,17 @@ def _until(recorded: Mapping[str, str], http_status: int) -> Callable[[StatusRes
     return None
 
 
+@dataclass(frozen=True)
+class Progress:
+    """A scenario replayed (or not: ``skipped`` says why): its place in the run, its name, the seconds it took."""
+
+    number: int
+    total: int
+    name: str
+    seconds: float
+    skipped: str = ""
+
+
 @dataclass
 class ReplayedRun:
     """The replay of a recorded run: its recordings' folder, and what could not be replayed (by scenario)."""
@@ -335,9 +346,16 @@ class ReplayedRun:
     notes: dict[str, list[str]]
 
 
-def replay_run(recorded: Path | Recording, out: Path, settings: SimulatorSettings) -> ReplayedRun:
+def replay_run(
+    recorded: Path | Recording,
+    out: Path,
+    settings: SimulatorSettings,
+    *,
+    progress: Callable[[Progress], None] | None = None,
+) -> ReplayedRun:
     """Replay every scenario of the recording ``recorded`` (its folder, or the recording read: all of it is read,
-    and checked, before the simulator starts) on a fresh simulator; the replay recorded in ``out``."""
+    and checked, before the simulator starts) on a fresh simulator; the replay recorded in ``out``.  ``progress``
+    is told of each scenario as it is done."""
     recording = recorded if isinstance(recorded, Recording) else read_recording(Path(recorded))
     if Path(out).resolve() == recording.folder.resolve():
         raise ValueError(f"{out}: the recording replayed: its replay would replace it")
@@ -347,16 +365,19 @@ def replay_run(recorded: Path | Recording, out: Path, settings: SimulatorSetting
     with SimulatorServer(settings) as server, CallbackReceiver(settings.merchants[0].control_key) as receiver:
         summary = {name: getattr(settings, name) for name in ("latency", "page_style", "lenient")}
         run = RecordingRun(out, profile="simulator (replay)", base_url="embedded simulator", simulator=summary)
-        for scenario in recording.scenarios:
-            name = scenario.name
+        total = len(recording.scenarios)
+        for number, scenario in enumerate(recording.scenarios, start=1):
+            name, began = scenario.name, time.monotonic()
             if "simulator" in scenario.tags:
                 skipped[name] = "needs the simulator's control API (@simulator): not replayed"
-                continue
-            replay = ScenarioReplay(server, receiver, scenario.archive)
-            run.add(name, replay.run(), nodeid=scenario.nodeid, tags=list(scenario.tags), started=scenario.started)
-            if replay.notes:
-                notes[name] = replay.notes
+            else:
+                replay = ScenarioReplay(server, receiver, scenario.archive)
+                run.add(name, replay.run(), nodeid=scenario.nodeid, tags=list(scenario.tags), started=scenario.started)
+                if replay.notes:
+                    notes[name] = replay.notes
+            if progress is not None:
+                progress(Progress(number, total, name, time.monotonic() - began, skipped.get(name, "")))
     return ReplayedRun(out, skipped, notes)
 
 
-__all__ = ["ReplayedRun", "ScenarioReplay", "card_number", "replay_run"]
+__all__ = ["Progress", "ReplayedRun", "ScenarioReplay", "card_number", "replay_run"]

@@ -4,7 +4,7 @@ what the payer did, and what arrived (callbacks, the payer's redirect).
 Status polls are one ``Wait`` per order: how many polls a run made depends on its polling schedule and the
 gateway's speed, what the wait ended on does not.  ``Trace`` also measures what ``compare`` times: how long each
 answer took, and how long an order stayed ``processing`` (from the acknowledgement to the first final status
-seen, by a poll or a callback).
+seen, by a poll or a callback: ``Span``, as finely as the polls saw it).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import bisect
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from toolkit.drift.archive import Archive, Entry, archive_of
@@ -154,37 +154,77 @@ class Trace:
             elif isinstance(step, Wait):
                 yield from (("status", seconds) for _, _, seconds, _ in step.polls)
 
-    def processing_times(self) -> Iterator[tuple[str, float]]:
-        """(operation, seconds) from an order's acknowledgement to the first final status seen of it."""
-        finals = self._finals()
+    def processing_spans(self) -> Iterator[Span]:
+        """How long each order (of a request answered 200, not a status) stayed processing, as its polls and
+        callbacks saw it: one ``Span`` per order seen final (in linear time, however many orders a scenario has)."""
+        seen = self._seen()
+        payer = sorted(step.at for step in self.steps if isinstance(step, PayerStep))
         for index, step in enumerate(self.steps):
             if not isinstance(step, Call) or step.http_status != 200 or step.operation == "status":
                 continue
             orderid = step.answer.get("paynet-order-id", "")
-            done = _first_after(finals.get(orderid, []), index, step.answer.get("serial-number", ""))
-            if orderid and done is not None:
-                yield step.operation, (done - step.at).total_seconds() - step.elapsed
+            if not orderid or orderid not in seen:
+                continue
+            answered = step.at + timedelta(seconds=step.elapsed)
+            bounds = _bounds(seen[orderid], index, step.answer.get("serial-number", ""), answered)
+            if bounds is not None:
+                low, high, final = bounds
+                acted = bisect.bisect_left(payer, answered)  # (the payer's first step since the answer: before final?)
+                yield Span(step.operation, low, high, acted < len(payer) and payer[acted] <= final)
 
-    def _finals(self) -> dict[str, list[tuple[int, datetime, str]]]:
-        """Per orderid, each step that saw it final: (the step's place, when, the serial a wait asked by), in
-        order: one pass over the steps, however many orders a scenario has."""
-        seen: dict[str, list[tuple[int, datetime, str]]] = defaultdict(list)
+    def _seen(self) -> dict[str, list[Seen]]:
+        """Per orderid, what each poll and callback saw of it, in the order of the steps: one pass over the steps,
+        however many orders a scenario has."""
+        seen: dict[str, list[Seen]] = defaultdict(list)
         for index, step in enumerate(self.steps):
             if isinstance(step, Wait):
-                at = next((at for at, answer, _, _ in step.polls if answer.get("status") in FINAL), None)
-                if at is not None:
-                    seen[step.answer.get("paynet-order-id", "")].append((index, at, step.key[2]))
+                for at, answer, seconds, _ in step.polls:  # (a poll saw the order as it answered)
+                    orderid = answer.get("paynet-order-id") or step.key[1]
+                    moment = at + timedelta(seconds=seconds)
+                    seen[orderid].append(Seen(index, moment, answer.get("status", ""), step.key[2]))
             elif isinstance(step, Arrival) and step.kind == "callback":
-                seen[step.params.get("orderid", "")].append((index, step.at, ""))
+                seen[step.params.get("orderid", "")].append(Seen(index, step.at, step.params.get("status", "")))
         return seen
 
 
-def _first_after(finals: list[tuple[int, datetime, str]], index: int, serial: str) -> datetime | None:
-    """When the order was first seen final after the step ``index`` (a wait by another serial number aside)."""
-    for _, at, by_serial in finals[bisect.bisect_right(finals, index, key=lambda final: final[0]) :]:
-        if not by_serial or by_serial == serial:
-            return at
-    return None
+@dataclass(frozen=True)
+class Seen:
+    """An order's status as a poll (when it answered) or a callback (when it came) saw it."""
+
+    index: int  # the step's place in the scenario
+    at: datetime
+    status: str
+    by_serial: str = ""  # a poll by request serial number: it saw that request only
+
+
+@dataclass(frozen=True)
+class Span:
+    """How long an order stayed ``processing``, as finely as the merchant saw it, in seconds from the moment its
+    request was answered: more than ``low`` (the last poll that said processing), at most ``high`` (the first poll or
+    callback that said it was final).  ``payer``: the payer acted meanwhile (a page, a challenge), whose time is in
+    it."""
+
+    operation: str
+    low: float
+    high: float
+    payer: bool = False
+
+    @property
+    def resolution(self) -> float:
+        """How finely the polls (and callbacks) measured it."""
+        return self.high - self.low
+
+
+def _bounds(seen: list[Seen], index: int, serial: str, answered: datetime) -> tuple[float, float, datetime] | None:
+    """(low, high, when it was first seen final) of the order seen by ``seen`` after the step ``index`` (a poll by
+    another serial number aside); None when nothing saw it final."""
+    after = sorted((item.at, item.status) for item in seen if item.index > index and item.by_serial in ("", serial))
+    final = next((at for at, status in after if status in FINAL), None)
+    if final is None:
+        return None
+    processing = [at for at, status in after if status == "processing" and at < final]
+    low = max(((processing[-1] - answered).total_seconds() if processing else 0.0), 0.0)
+    return low, max((final - answered).total_seconds(), low), final
 
 
 def trace_of(archive: Archive | Mapping[str, Any], name: str = "") -> Trace:

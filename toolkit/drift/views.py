@@ -1,4 +1,4 @@
-"""A scenario's sequence diagram as the sandbox's recording draws it, beside the simulator's (a notebook view)."""
+"""A scenario's sequence diagram as A's recording draws it, beside B's (a notebook view)."""
 
 from __future__ import annotations
 
@@ -50,13 +50,14 @@ def _archive(folder: Path, name: str) -> dict[str, object]:
 
 
 def side_by_side(report: DriftReport, scenario: str) -> SideBySide:
-    """``scenario`` as the sandbox's recording and the simulator's (its replay, or the other recording) draw it."""
-    sandbox, simulator = (Path(folder) for folder in report.folders)
+    """``scenario`` as A's recording and B's (its replay, or the other recording) draw it."""
+    one, other = (Path(folder) for folder in report.folders)
     differences = [d for d in report.differences if d.scenario == scenario]
     said = f"{len(differences)} difference(s)" if differences else "no difference"
     name = printable(scenario)  # (a name from a recording: its control characters escaped)
+    a, b = (printable(side) for side in report.names)
     return SideBySide(
-        recording_diagram(_archive(sandbox, scenario), title=f"the sandbox: {name}"),
-        recording_diagram(_archive(simulator, scenario), title=f"the simulator: {name}"),
+        recording_diagram(_archive(one, scenario), title=f"A, {a}: {name}"),
+        recording_diagram(_archive(other, scenario), title=f"B, {b}: {name}"),
         f"{name}: {said}",
     )

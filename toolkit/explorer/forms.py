@@ -3,7 +3,9 @@
 
 Which outcome an operation offers is read from the catalogue too: an operation that takes a card's
 CVV2 offers the card outcomes (CVV2 chooses, behaviour section 6) and the 3-D Secure 1.0.2 test
-cards (the amount chooses); a card-less operation that takes an amount offers the amount rules;
+cards (the amount chooses); one that takes a ``hosted_fields_token`` (the Hosted Fields sale) offers
+the card outcomes of the card the payer types into the gateway's iframes (its CVV2 chooses there too,
+hosted-fields.md section 12); a card-less operation that takes an amount offers the amount rules;
 anything else offers none.
 """
 
@@ -90,9 +92,19 @@ def _label(name: str) -> str:
     return _LABELS.get(name, name.replace("-", " "))
 
 
+def by_token(op: Operation) -> bool:
+    """The operation charges a card the payer typed into the gateway's Hosted Fields (``hosted_fields_token``)."""
+    return "hosted_fields_token" in op.fields
+
+
+def takes_card(op: Operation) -> bool:
+    """A card goes with the operation: in its fields, or typed by the payer into the Hosted Fields for its token."""
+    return "credit_card_number" in op.fields or by_token(op)
+
+
 def outcome_rule(op: Operation) -> Rule | None:
     """How the sandbox chooses this operation's outcome, read from the catalogue."""
-    if "cvv2" in op.required:
+    if "cvv2" in op.required or by_token(op):
         return "cvv2"
     card_less = not {"credit_card_number", "orderid"} & set(op.required)
     if "amount" in op.required and card_less and op.response is not ResponseKind.FORM:
@@ -106,6 +118,8 @@ def outcome_choices(op: Operation) -> tuple[OutcomeChoice, ...]:
         cards = [
             OutcomeChoice(_label(o.name), o.name, "cvv2", o.description) for o in (*CARD_OUTCOMES, GENERIC_DECLINE)
         ]
+        if by_token(op):  # (the Hosted Fields sale: the card's CVV2 alone)
+            return tuple(cards)
         v1 = [
             OutcomeChoice(f"3-D Secure 1.0.2: {result.description} ({amount})", amount, "3ds-v1", result.description)
             for amount, result in THREE_DS_V1_AMOUNTS.items()
@@ -118,8 +132,8 @@ def outcome_choices(op: Operation) -> tuple[OutcomeChoice, ...]:
 
 
 def card_choices(op: Operation) -> tuple[str, ...]:
-    """Cards the payer can use (numbers never shown: ``453897******6732``); empty without card fields."""
-    if "credit_card_number" not in op.fields:
+    """Cards the payer can use (numbers never shown: ``453897******6732``); empty without a card."""
+    if not takes_card(op):
         return ()
     examples = [f"example card {mask_pan(number)}" for number in EXAMPLE_CARDS]
     return (*examples, RANDOM_CARD)
@@ -127,7 +141,7 @@ def card_choices(op: Operation) -> tuple[str, ...]:
 
 def make_card(op: Operation, outcome: OutcomeChoice | None, card_label: str, holder: str) -> Card | None:
     """The card for this outcome: the 1.0.2 test card, or the chosen number with the outcome's CVV2."""
-    if "credit_card_number" not in op.fields:
+    if not takes_card(op):
         return None
     if outcome is not None and outcome.rule == "3ds-v1":
         return three_ds_v1_card(holder=holder)
@@ -150,6 +164,7 @@ class Context:
     orderid: str = ""
     cardrefid: str = ""
     payer_fields: Mapping[str, str] | None = None  # cres, pares, md brought back by the payer
+    hosted_fields_token: str = ""  # the token the payer's Hosted Fields gave the page, not charged yet
 
 
 def prefill(
@@ -172,6 +187,8 @@ def prefill(
         "cardrefid": context.cardrefid,
         "sending-card-ref-id": context.cardrefid,
         "threeDSCompInd": "Y",
+        "hosted_fields_token": context.hosted_fields_token,
+        **orders.BROWSER_DATA,  # (the Hosted Fields sale: what the merchant's page tells of the payer's browser)
         "period": "month",
         "interval": "1",
         **payer.fields(),

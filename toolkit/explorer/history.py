@@ -11,12 +11,14 @@ from toolkit.display.views import decoded_answer
 from toolkit.exchange import Exchange
 from toolkit.exporter.records import (
     GATEWAY_RUN,
+    HOSTED_FIELDS,
     MERCHANT_RUN,
     METHOD_LAPSED,
     PAYER_CHALLENGE,
     PAYER_HOSTED,
     PAYER_METHOD,
     PAYER_STATUS_PAGE,
+    PAYER_TOKENIZE,
     ROADS,
     Action,
     Tracked,
@@ -25,12 +27,14 @@ from toolkit.models import StatusResponse
 
 __all__ = [
     "GATEWAY_RUN",
+    "HOSTED_FIELDS",
     "MERCHANT_RUN",
     "METHOD_LAPSED",
     "PAYER_CHALLENGE",
     "PAYER_HOSTED",
     "PAYER_METHOD",
     "PAYER_STATUS_PAGE",
+    "PAYER_TOKENIZE",
     "ROADS",
     "Action",
     "Result",
@@ -59,7 +63,7 @@ class Result:
     @property
     def exchange(self) -> Exchange | None:
         """The main request of the action (the first one that is not a status poll)."""
-        main = [e for e in self.exchanges if e.operation != "status"] or list(self.exchanges)
+        main = [e for e in self.exchanges if e.operation not in ("status", "status_v4")] or list(self.exchanges)
         return main[0] if main else None
 
     @property

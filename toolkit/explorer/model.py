@@ -9,6 +9,11 @@ scenario of the certification suite (``toolkit.exporter.feature``).
 3-D Secure takes one of two roads (``road``, behaviour 12): ``gateway-run`` (the default, what the shop
 plugins do: the status html shown to the payer, nothing uploaded, the order final when the payer comes
 back) or ``merchant-run`` (the method step reported, the CRes / PaRes uploaded: ``toolkit.explorer.payerflow``).
+
+A Hosted Fields checkout (hosted-fields.md): send ``create_ephemeral_ticket`` (the form then shows ``sale_v4``),
+choose the outcome of the card the payer types and ``tokenize`` as the payer (the token fills the form), send
+``sale_v4``; act as the payer when its status sends the payer to 3-D Secure; ``status_v4`` from the form
+(``toolkit.explorer.hostedflow``).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from toolkit.explorer import applicable, forms
 from toolkit.explorer.flowsteps import STEPS, StepRunner
 from toolkit.explorer.formstate import FormState
 from toolkit.explorer.history import GATEWAY_RUN, ROADS, Action, Result, Tracked
+from toolkit.explorer.hostedflow import Checkout, HostedFieldsFlow
 from toolkit.explorer.payerflow import PayerFlow
 from toolkit.explorer.session import GatewaySession
 from toolkit.explorer.timeline import Event
@@ -31,10 +37,18 @@ from toolkit.exporter.feature import export_feature
 from toolkit.exporter.place import default_export_path, how_to_run
 from toolkit.flows import METHOD_INDICATORS, FlowError, Order
 from toolkit.masking import mask_fields
-from toolkit.models import AsyncResponse, CardRefResponse, FormResponse, Status, StatusResponse
+from toolkit.models import (
+    AsyncResponse,
+    CardRefResponse,
+    EphemeralTicketResponse,
+    FormResponse,
+    HostedSaleResponse,
+    Status,
+    StatusResponse,
+)
 from toolkit.operations import Operation
 from toolkit.payer import PASSWORDS as PAYER_PASSWORDS
-from toolkit.payer import PayerError
+from toolkit.payer import PayerError, TokenizeRefused
 
 PASSWORDS = tuple(PAYER_PASSWORDS)  # "right", "wrong"
 # Edits that need no note in an export: the phrases carry the money, and ids are new in every run.
@@ -61,6 +75,7 @@ class ExplorerModel(FormState):
         self.export_text = ""
         self.include_callbacks = False
         self._steps = StepRunner(self)
+        self.checkout = Checkout()  # the Hosted Fields checkout page the explorer stands for
         super().__init__(operation)
 
     @property
@@ -93,6 +108,7 @@ class ExplorerModel(FormState):
             orderid=order.orderid if order else "",
             cardrefid=refs[-1] if refs else "",
             payer_fields=dict(order.acs_result) if order else {},
+            hosted_fields_token=self.checkout.token,
         )
 
     # --- sending ----------------------------------------------------------------------------------
@@ -123,6 +139,8 @@ class ExplorerModel(FormState):
         self.history.append(Action(op.name, target, created, mask_fields(fields), outcome, edited=edited))
         self._renew_ids()
         message = PayerFlow(self).at_send(created) if created is not None else ""
+        if isinstance(response, EphemeralTicketResponse):
+            message = self._new_checkout(response.ephemeral_ticket)
         status = created.status if created is not None and created.status is not None else status
         title = f"{op.name} sent" + (f": order {created.orderid}" if created else "") + said(status)
         return self._show(Result(title, True, message, self._since(mark), status))
@@ -144,6 +162,9 @@ class ExplorerModel(FormState):
         if known is not None and op.name not in LATER_TRANSACTIONS:  # an upload, or a card reference, on an order
             return None, self.settle(known)
         card = self._card if "credit_card_number" in fields else None
+        if isinstance(response, HostedSaleResponse):  # the card the payer typed for the token it charged
+            card = self.checkout.card if fields.get("hosted_fields_token") == self.checkout.token else None
+            self.checkout.token = ""
         created = self.track(Order(op.name, response, mask_fields(fields), card), parent=target)
         return created, self.settle(created)
 
@@ -230,6 +251,36 @@ class ExplorerModel(FormState):
         except (GatewayError, PayerError, FlowError, LookupError, CallbackTimeout) as exc:
             return self._show(Result(f"payer on {tracked.orderid}", False, str(exc), self._since(mark)))
         return self._show(Result(f"payer on {tracked.label}", True, message, self._since(mark), tracked.status))
+
+    def _new_checkout(self, ticket: str) -> str:
+        """A ticket for a new load of the checkout page: the form goes on to the Hosted Fields sale."""
+        self.checkout = Checkout(ticket)
+        self.select_operation("sale_v4")
+        return (
+            "an ephemeral ticket for one load of the merchant's checkout page: choose the outcome of the card the "
+            "payer types, then tokenize as the payer; the token fills this sale_v4 form"
+        )
+
+    def tokenize(self) -> Result:
+        """The payer types the form's card (its outcome, its number) into the Hosted Fields of the checkout page;
+        the hosted fields token fills the ``sale_v4`` form."""
+        card = self._card if forms.by_token(self.operation) else None
+        if card is None:
+            return self._confirm(Result("tokenize", False, "select sale_v4: its outcome chooses the card to type"))
+        try:
+            token = HostedFieldsFlow(self, self.checkout).tokenize(card)
+        except LookupError as exc:
+            return self._confirm(Result("tokenize", False, str(exc)))
+        except TokenizeRefused as refused:
+            return self._show(Result(f"tokenize refused: {refused.code}", False, str(refused)))
+        except (GatewayError, PayerError) as exc:
+            return self._show(Result("tokenize failed", False, str(exc)))
+        self._refill({"hosted_fields_token": token.token}, ("hosted_fields_token",))
+        return self._confirm(Result("tokenized", True, "the payer's card became a hosted fields token: send sale_v4"))
+
+    def can_tokenize(self) -> bool:
+        """The form is a Hosted Fields sale and a checkout page holds a ticket for the payer to type a card into."""
+        return forms.by_token(self.operation) and bool(self.checkout.ticket)
 
     def payer_can_act(self) -> bool:
         """Whether the selected order waits for the payer (3-D Secure, a hosted page) or is not known yet."""

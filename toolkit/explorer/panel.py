@@ -3,7 +3,8 @@
     panel = Explorer(toolkit.notebook.start_simulator())
     panel                                   # shows the panel in a notebook
 
-Compact: the operation, the outcome and Send on top; the request's fields folded (required ones
+Compact: the operation, the outcome and Send on top; the card, with Tokenize as the payer (a Hosted
+Fields checkout: the card typed into the gateway's iframes); the request's fields folded (required ones
 pre-filled, optional ones apart); the selected order with Status, Act as the payer and the next
 steps that apply; export and save; the payer's options (who runs 3-D Secure, the challenge password,
 the method step); one message in the colour of the outcome; tabs with the request, the signature,
@@ -72,6 +73,8 @@ class Explorer:
         self.orders = W.Dropdown(description="order", style=_NARROW, layout=W.Layout(width="480px"))
         self.status_button = _button("Status", "poll until final, the payer must act, or unknown")
         self.payer_button = _button("Act as the payer", "3-D Secure or the hosted page", button_style="info")
+        typed = "Hosted Fields: the payer types the form's card into the gateway's iframes; the token fills sale_v4"
+        self.tokenize_button = _button("Tokenize as the payer", typed, button_style="info")
         self.amount = W.Text(placeholder="amount (blank: all that is left)", layout=W.Layout(width="220px"))
         self.step_buttons = {step: _button(step.capitalize()) for step in STEPS}
         self.road = W.Dropdown(options=ROAD_LABELS, value=model.road, description="3-D Secure run by",
@@ -101,7 +104,7 @@ class Explorer:
             [
                 W.HTML("<b>gatekit explorer</b>"),
                 W.HBox([self.operation, self.outcome, self.send_button]),
-                W.HBox([self.card, self.new_data_button]),
+                W.HBox([self.card, self.new_data_button, self.tokenize_button]),
                 self.form,
                 W.HBox([self.orders, self.status_button, self.payer_button]),
                 W.HBox([self.amount, *self.step_buttons.values()]),
@@ -133,6 +136,7 @@ class Explorer:
         self._on_click(self.new_data_button, model.new_test_data)
         self._on_click(self.status_button, model.refresh)
         self._on_click(self.payer_button, model.follow_as_payer)
+        self._on_click(self.tokenize_button, model.tokenize)
         for step, button in self.step_buttons.items():
             self._on_click(button, self._step_action(step))
         self._on_click(self.export_button, self._export)
@@ -193,6 +197,7 @@ class Explorer:
             button.tooltip = model.why_not(step) if model.selected and step not in steps else f"{step} the order"
         self.status_button.disabled = model.selected is None
         self.payer_button.disabled = not model.payer_can_act()
+        self.tokenize_button.disabled = not model.can_tokenize()
         self._render_panes()
 
     def _render_form(self) -> None:

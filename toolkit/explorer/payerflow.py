@@ -32,8 +32,9 @@ from toolkit.explorer.history import (
     Action,
     Tracked,
 )
+from toolkit.explorer.hostedflow import HostedFieldsFlow
 from toolkit.flows import METHOD_WINDOW
-from toolkit.models import FormResponse, StatusResponse
+from toolkit.models import FormResponse, HostedSaleResponse, StatusResponse
 from toolkit.payer import PASSWORDS, PayerError
 from toolkit.payer.forms import Page
 from toolkit.testdata.cards import card_for
@@ -58,6 +59,8 @@ class PayerFlow:
         status = self.model.settle(tracked)
         if status is None or not status.needs_payer:
             return f"nothing for the payer to do: the order is {status.status.value if status else 'unknown'}"
+        if isinstance(tracked.order.ack, HostedSaleResponse):  # (its status sends the payer: redirect-to, once)
+            return HostedFieldsFlow(self.model).challenge(tracked, status)
         lapsed = self.record_lapse(tracked) if self.method_lapsed(tracked, status) else ""
         if self.road(tracked) == GATEWAY_RUN:
             return lapsed + self.gateway_runs(tracked, status)
@@ -73,6 +76,8 @@ class PayerFlow:
         status = tracked.status
         if status is None or not status.needs_payer or isinstance(tracked.order.ack, FormResponse):
             return ""
+        if isinstance(tracked.order.ack, HostedSaleResponse):
+            return "3-D Secure: the v4 status sends the payer to the issuer (redirect-to): act as the payer"
         if self.road(tracked) == GATEWAY_RUN:
             steps = (
                 "the issuer's 1.0.2 page"

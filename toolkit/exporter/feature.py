@@ -14,11 +14,13 @@ from collections.abc import Sequence
 
 from toolkit.exporter.gherkin import ExportError, Writer, render, stable_text
 from toolkit.exporter.phrases import CONTINUATIONS, EXPRESSIBLE, HANDLERS
-from toolkit.exporter.records import PAYER_CHALLENGE, PAYER_HOSTED, PAYER_STATUS_PAGE, Action
+from toolkit.exporter.records import PAYER_CHALLENGE, PAYER_HOSTED, PAYER_STATUS_PAGE, PAYER_TOKENIZE, Action
 from toolkit.operations import OPERATIONS
 
 FEATURE = "Scenarios recorded in the gatekit explorer"
 _FLUSHED_BY_HANDLER = frozenset({"capture", "return", "status"})  # they group or flush themselves
+_UNNAMED = frozenset({"status_v4"})  # a Hosted Fields sale's polls
+_CHECKOUT = "Hosted Fields checkout page"
 
 __all__ = ["ExportError", "export_feature", "scenario_name", "stable_text"]
 
@@ -33,6 +35,17 @@ def scenario_name(actions: Sequence[Action]) -> str:
             names[-1] += " with 3-D Secure"
         elif action.operation == PAYER_HOSTED and names:
             names[-1] += " paid by the payer"
+        elif action.operation == "create_ephemeral_ticket":
+            names.append(_CHECKOUT)
+        elif action.operation == "sale_v4":
+            refused = " (refused)" if action.refusal else ""
+            if names and names[-1] == _CHECKOUT and not refused:
+                names.pop()  # (the page's ticket is part of the sale it led to)
+            names.append("Hosted Fields sale" + refused)
+        elif action.operation == PAYER_TOKENIZE and action.refusal:
+            names.append("the card typed again (refused)")
+        elif action.operation in _UNNAMED:
+            continue
         elif action.operation in OPERATIONS and not action.operation.startswith("upload_"):
             names.append(action.operation.replace("_", " ") + (" (refused)" if action.refusal else ""))
     collapsed: list[tuple[str, int]] = []

@@ -69,6 +69,11 @@ class Writer:
     challenged: set[int] = field(default_factory=set)
     methods: set[int] = field(default_factory=set)
     gateway_run: set[int] = field(default_factory=set)  # orders whose status page was shown (behaviour 12)
+    # Hosted Fields: the checkout page of the scenario (its ticket, the outcome of the card typed, whether its steps
+    # are written), the tokens charged, and the orders whose status sent the payer to 3-D Secure (redirect-to)
+    page: dict[str, str] | None = None
+    charged: set[str] = field(default_factory=set)
+    redirected: set[int] = field(default_factory=set)
 
     def add(self, keyword: str, text: str) -> None:
         self.steps.append((keyword, text))
@@ -115,6 +120,10 @@ class Writer:
         signed = redirect is not None and redirect.control_ok and redirect.status == status.value
         if id(tracked) in self.gateway_run and signed:
             self.add("Then", f'the payer comes back to the merchant with a signed "{status.value}"')
+        if id(tracked) in self.redirected and signed:  # (Hosted Fields: status, orderid, merchant_order, control)
+            self.add(
+                "Then", f"the payer's browser posts a signed \"{status.value}\" back to the merchant's redirect_url"
+            )
 
     def _approved_extras(self, tracked: Tracked) -> None:
         redirect = tracked.redirect

@@ -11,16 +11,19 @@ from collections.abc import Callable
 from toolkit.exporter.gherkin import ExportError, Writer, money
 from toolkit.exporter.records import (
     GATEWAY_RUN,
+    HOSTED_FIELDS,
     METHOD_LAPSED,
     PAYER_CHALLENGE,
     PAYER_HOSTED,
     PAYER_METHOD,
     PAYER_STATUS_PAGE,
+    PAYER_TOKENIZE,
     Action,
     Tracked,
 )
 from toolkit.flows import METHOD_INDICATORS, METHOD_WINDOW
 from toolkit.models import Status
+from toolkit.testdata.orders import DEFAULT_AMOUNT
 from toolkit.testdata.outcomes import amount_for_currency, outcome_for_amount, outcome_for_cvv
 
 # Outcome names of toolkit.testdata.outcomes -> "Given a card that ..." (steps/conftest.py, CARDS).
@@ -40,7 +43,9 @@ METHOD_HOW = {indicator: how for how, indicator in METHOD_INDICATORS.items()}  #
 EXPRESSIBLE = (
     "sale (any card outcome), account verification, an approved preauth, capture, return, void, "
     "card reference + rebill, v2 payout, payout check + pay, hosted forms paid with an approved card, "
-    "3-D Secure as the payer (run by the gateway, or by the merchant with the uploads), status by client_orderid"
+    "3-D Secure as the payer (run by the gateway, or by the merchant with the uploads), status by client_orderid, "
+    "a Hosted Fields checkout (ticket, the card typed by the payer, sale_v4, 3-D Secure by redirect-to; a ticket "
+    "typed into twice, a token charged twice)"
 )
 
 
@@ -51,7 +56,10 @@ def _card_given(writer: Writer, action: Action, created: Tracked) -> None:
     if created.three_ds_v1:
         writer.add("Given", "a 3-D Secure 1.0.2 test card")
         return
-    outcome = outcome_for_cvv(card.cvv2).name
+    _outcome_given(writer, outcome_for_cvv(card.cvv2).name)
+
+
+def _outcome_given(writer: Writer, outcome: str) -> None:
     if outcome not in CARD_PHRASES:
         known = ", ".join(CARD_PHRASES)
         raise ExportError(f"no step gives a card with outcome {outcome!r} (the steps know: {known})")
@@ -252,6 +260,11 @@ def _status_page(w: Writer, a: Action) -> None:
 def _challenge(w: Writer, a: Action) -> None:
     tracked = w.on_order(a, a.target)
     right = a.detail.get("password") == "right"
+    if a.detail.get("road") == HOSTED_FIELDS:  # the v4 status's redirect-to, followed once
+        password = "the right" if right else "a wrong"
+        w.add("When", f"the payer's browser follows redirect-to and answers the challenge with {password} password")
+        w.redirected.add(id(tracked))
+        return
     if tracked.operation != "sale":
         raise ExportError(f"3-D Secure on a {tracked.operation}: the suite's challenge steps follow a sale")
     if a.detail.get("road") == GATEWAY_RUN:  # the page the status html went on to, either version
@@ -291,6 +304,67 @@ def _status(w: Writer, a: Action) -> None:
     w.add("Then", f"the status is approved for {status.amount} EUR")
 
 
+# --- Hosted Fields: a checkout page (its ticket, the card typed), the token charged --------------------------------
+
+
+def _ticket(w: Writer, a: Action) -> None:
+    """A new load of the checkout page: written with the card typed into it and the sale that charges it."""
+    if a.refusal:
+        raise ExportError(f"the gateway refused the ephemeral ticket ({a.refusal}): no step asks for a refused one")
+    w.page = {"typed": ""}
+
+
+def _page_steps(w: Writer, amount: str, currency: str) -> None:
+    """Given the card, When the page gets its ticket, And the payer types the card: once per page."""
+    page = w.page
+    assert page is not None
+    if page.get("written"):
+        return
+    _outcome_given(w, page["typed"])
+    w.add("When", f"the merchant's checkout page for {amount} {currency} gets a fresh ephemeral ticket")
+    w.add("When", "the payer types the card into the Hosted Fields")
+    page["written"] = "yes"
+
+
+def _tokenize(w: Writer, a: Action) -> None:
+    page = w.page
+    if page is None:
+        raise ExportError("the payer typed a card with no checkout page of the scenario: send create_ephemeral_ticket")
+    if not a.refusal:
+        if page["typed"]:
+            raise ExportError("the payer typed a second card into one page: the steps type one card per page load")
+        page["typed"] = a.detail.get("outcome", "")
+        return
+    code = a.detail.get("code", "")
+    if not page["typed"] or code != "4003":
+        raise ExportError(f"the gateway refused the card typed into the Hosted Fields ({a.refusal}): the steps "
+                          "refuse only a second card typed on the same page (4003)")  # fmt: skip
+    if not page.get("written"):
+        w.add("#", "the page's amount: no sale was sent for it")
+        _page_steps(w, str(DEFAULT_AMOUNT), "EUR")
+    w.add("When", "the payer types the card into the Hosted Fields again on the same page")
+    w.add("Then", f"the gateway refuses the card typed into the Hosted Fields with code {code}")
+
+
+def _hosted_sale(w: Writer, a: Action) -> None:
+    token = a.fields.get("hosted_fields_token", "")
+    if a.refusal:
+        if token not in w.charged:
+            raise ExportError(f"the gateway refused the sale_v4 ({a.refusal}): the steps charge a token twice, "
+                              "nothing else that is refused")  # fmt: skip
+        w.add("When", "the merchant charges the same hosted fields token for another order")
+        w.refused(a)
+        return
+    page, created = w.page, _created(a)
+    if page is None or not page["typed"] or created.order.card is None:
+        raise ExportError("sale_v4 charged a token the payer did not type in the scenario: send create_ephemeral_"
+                          "ticket, tokenize as the payer, then send sale_v4")  # fmt: skip
+    _page_steps(w, a.amount, a.currency)
+    w.add("When", "the merchant charges the hosted fields token")
+    w.charged.add(token)
+    w.order, w.pending = created, [("order", created)]
+
+
 def _comment(text: str) -> Callable[[Writer, Action], None]:
     return lambda w, a: w.add("#", text)
 
@@ -319,6 +393,11 @@ HANDLERS: dict[str, Callable[[Writer, Action], None]] = {
     "upload_pares_result": _upload("authentication"),
     "status": _status,
     "get_card_info": _comment("card information asked (not a step of its own)"),
+    "create_ephemeral_ticket": _ticket,
+    PAYER_TOKENIZE: _tokenize,
+    "sale_v4": _hosted_sale,
+    "status_v4": _comment("a v4 status request (polls are not steps)"),
 }
 CONTINUATIONS = frozenset({PAYER_METHOD, PAYER_STATUS_PAGE, PAYER_CHALLENGE, PAYER_HOSTED, METHOD_LAPSED,
-                           "upload_method_url_result", "upload_cres_result", "upload_pares_result"})  # fmt: skip
+                           "upload_method_url_result", "upload_cres_result", "upload_pares_result",
+                           "status_v4"})  # fmt: skip

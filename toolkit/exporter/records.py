@@ -22,6 +22,8 @@ PAYER_STATUS_PAGE = "payer:status-page"  # the merchant showed the status html; 
 PAYER_CHALLENGE = "payer:challenge"  # the payer answered the ACS page (2.x challenge or 1.0.2)
 PAYER_HOSTED = "payer:hosted"  # the payer paid on a hosted page
 METHOD_LAPSED = "gateway:method-timed-out"  # the method URL was loaded, nobody reported it in time: the gateway set N
+PAYER_TOKENIZE = "payer:tokenize"  # the payer typed a card into the gateway's Hosted Fields (the SDK's tokenize call)
+HOSTED_FIELDS = "hosted-fields"  # the road of a Hosted Fields sale's 3-D Secure: the status's redirect-to, followed
 
 # The two roads through 3-D Secure (behaviour 12): the gateway runs it (the merchant shows the status html and
 # uploads nothing: the shop plugins' way, the default), or the merchant does, on its own pages, with the uploads.

@@ -61,7 +61,9 @@ def write_html(environment: Environment, path: Path) -> None:
 def results_of(environment: Environment, workers: int = 0, *, interrupted: bool = False) -> report.Results:
     """Locust's statistics as ``toolkit.load.report`` reads them (``workers``: the most the master saw)."""
     stats = environment.stats
-    seconds = max(0.001, (stats.total.last_request_timestamp or time.time()) - stats.total.start_time)
+    # (the last of any row: flows and their callbacks end after the last HTTP request, which ends ``Aggregated``)
+    last = max((entry.last_request_timestamp or 0.0 for entry in stats.entries.values()), default=0.0)
+    seconds = max(0.001, (last or time.time()) - stats.total.start_time)
     rows = tuple(
         report.Row(
             method,

@@ -10,6 +10,10 @@ What Locust's statistics get (type / name):
 - ``flow`` / the flow (``sale``, ``threeds``...): the whole flow, from its first request to its callbacks;
 - ``callback`` / ``received`` or ``lost`` or ``duplicate``: one per expected callback (a duplicate as it comes).
 
+Flows and callbacks are no HTTP requests: they have their rows, but Locust's ``Aggregated`` row, and the
+requests per second and failure ratio it gives, count the ``gateway`` and ``payer`` requests only
+(``toolkit.load.totals``).
+
 A failure's message starts with its kind (``declined``, ``refused``, ``server-error``, ``transport``,
 ``timeout``, ``protocol``, ``payer``, ``flow``, ``callback-lost``, ``callback-duplicate``), so Locust groups
 failures by kind; numbers in the reason are written ``N`` (one line per kind of reason, not per order).
@@ -50,6 +54,7 @@ from toolkit.load.flows import FLOW_FUNCTIONS, Declined, Flow, FlowRun, failure_
 from toolkit.load.pacing import RateLimit, paced_session
 from toolkit.load.plan import DEFAULT_MAX_RPS, LOAD_HEADER, LoadPlan, PlanError, parse_bind, parse_rate
 from toolkit.load.receiver import LoadReceiver
+from toolkit.load.totals import keep_totals_http
 from toolkit.models import Response
 from toolkit.payer import Payer
 from toolkit.payer.reading import PayerSettings
@@ -191,7 +196,9 @@ def _quitting(environment: Environment, **_: Any) -> None:
 
 def _init(environment: Environment, **_: Any) -> None:
     """Locust fires ``quitting`` last listener first, and a master's runner has just added its own (it tells the
-    workers to quit, the test stopped without a word of an interruption): ours goes after it, to run before it."""
+    workers to quit, the test stopped without a word of an interruption): ours goes after it, to run before it.
+    The statistics' ``Aggregated`` row is made to count HTTP requests only (the runner has made them by now)."""
+    keep_totals_http(environment.stats)
     environment.events.quitting.remove_listener(_quitting)
     environment.events.quitting.add_listener(_quitting)
 

@@ -2,7 +2,8 @@
 
 The same pages read the same way (``toolkit.payer.reading``): a real browser runs the JavaScript
 auto-submits itself, so after the last step it lands on the merchant's ``redirect_url`` with the signed
-outcome.
+outcome.  On a merchant's Hosted Fields checkout it types the card into the gateway's iframes
+(``open_checkout``, ``fill_hosted_fields``: ``toolkit.payer.hosted_frames``) and the page does the rest.
 Chromium and ChromeDriver come from Debian (``chromium``, ``chromium-driver``; ``make`` installs them).
 """
 
@@ -15,7 +16,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,9 +24,12 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from toolkit.masking import mask_fields, mask_html, mask_pan, mask_text
-from toolkit.payer import reading
+from toolkit.models import StatusResponse
+from toolkit.payer import hosted_fields, hosted_frames, reading
+from toolkit.payer.errors import PayerError
 from toolkit.payer.forms import Button, Form, Page
-from toolkit.payer.http import CARD_FIELDS, PayerError
+from toolkit.payer.hosted_fields import HostedFieldsToken
+from toolkit.payer.http import CARD_FIELDS
 from toolkit.payer.navigations import Navigation, navigations
 from toolkit.payer.reading import DEFAULT_SETTINGS, NotFound, PayerSettings
 from toolkit.payer.visits import Party, Visit, card_action, masked_fields, page_orderid, party_of, sent_values, shows
@@ -90,6 +94,7 @@ def screenshot_html(html: str, *, width: int = 800, height: int = 600, timeout: 
 ScreenshotObserver = Callable[[str, bytes], None]
 LostObserver = Callable[[Page, str], None]  # the page the payer could not read (masked by the observer), and why
 WINDOW = (1000, 900)
+CHECKOUT = hosted_fields.CHECKOUT
 POLL = 0.05  # seconds between looks at a page that is still moving on (its scripts run)
 _BUTTONS = "button:not([type]), button[type=submit], button[type=SUBMIT], input[type=submit], input[type=image]"
 
@@ -150,6 +155,8 @@ class BrowserPayer:
         self._visited: set[str] = set()
         self._main_frame = ""
         self._step: tuple[str, Party | None] | None = None  # what the payer did (and to whom), for the next document
+        self._typed: list[hosted_frames.CardFrame] = []  # the Hosted Fields iframes holding what the payer typed
+        self._checkout = ""  # the address of the Hosted Fields checkout the payer opened
         self.driver.set_window_size(*WINDOW)
 
     def close(self) -> None:
@@ -234,8 +241,9 @@ class BrowserPayer:
         """The documents the browser loaded since the last call, as ``Visit`` records (masked), in order."""
         self._log += self.driver.get_log("performance")
         new = []
-        for navigation in navigations(self._log):
-            if navigation.request_id in self._visited or navigation.status is None:
+        for navigation in navigations(self._log, calls=hosted_fields.is_tokenize_call):
+            answered = navigation.status is not None and (navigation.is_document or navigation.finished)
+            if navigation.request_id in self._visited or not answered:  # (a call's body is read once it is all in)
                 continue
             self._visited.add(navigation.request_id)
             self._main_frame = self._main_frame or navigation.frame
@@ -252,11 +260,18 @@ class BrowserPayer:
                        .get("body", ""))  # fmt: skip
         except _stale_errors():  # (a body Chromium no longer keeps)
             body = ""
+        if not navigation.is_document:  # the Hosted Fields SDK's tokenize call, from the merchant's page
+            return self._call_visit(navigation, body)
         page = Page.parse(navigation.final_url, navigation.status or 0, body, redirects=navigation.redirects)
         to: Party = "merchant" if reading.goes_to(navigation.url, self.merchant_urls) else party_of(page, self.settings)
-        if self._step is not None and navigation.frame == self._main_frame:
+        card_field = hosted_fields.field_kind(body) if navigation.frame != self._main_frame else ""
+        shown = shows(page, self.settings, self.merchant_urls)
+        if card_field:  # one of the gateway's card iframes on the merchant's page
+            step, to = f"load the gateway's card field ({card_field})", "gateway"
+        elif self._step is not None and navigation.frame == self._main_frame:
             (step, told), self._step = self._step, None
             to = told or to
+            shown = mask_text(page.title) if step == CHECKOUT else shown  # (its card form is no ACS's)
         elif navigation.frame != self._main_frame:
             step = "load the 3-D Secure method URL" if navigation.method == "GET" else "submit a form in a frame"
             to = to if reading.is_payment_page(page, self.settings) else "acs"  # (the method URL is the ACS's)
@@ -265,12 +280,27 @@ class BrowserPayer:
                 to, "follow the page (it submits itself)"
             )
         fields = dict(parse_qsl(navigation.post_data or "", keep_blank_values=True))
+        posted = fields.get("orderid", "") if to == "merchant" else ""  # (the way back names its order)
         return Visit(
             datetime.fromtimestamp(navigation.started, UTC), navigation.method, mask_text(navigation.url),
-            navigation.status, navigation.elapsed or 0.0, step, to,
-            shows=shows(page, self.settings, self.merchant_urls), orderid=page_orderid(page),
+            navigation.status, navigation.elapsed or 0.0, step, to, shows=shown, orderid=page_orderid(page) or posted,
             fields=tuple(mask_fields(fields).items()), final_url=mask_text(navigation.final_url),
             redirects=navigation.redirects, body=mask_html(body),
+        )  # fmt: skip
+
+    def _call_visit(self, navigation: Navigation, body: str) -> Visit:
+        """The SDK's tokenize call as a visit to the gateway: the card as BIN and last four, the CVV never."""
+        try:
+            hosted_fields.read_answer(navigation.status or 0, body)
+            said = "a hosted fields token"
+        except PayerError as refused:
+            said = f"refused: {refused}"[:160]
+        sent = hosted_fields.json_fields(navigation.post_data)
+        return Visit(
+            datetime.fromtimestamp(navigation.started, UTC), navigation.method, mask_text(navigation.url),
+            navigation.status, navigation.elapsed or 0.0, "tokenize the card (the SDK's call)", "gateway",
+            shows=mask_text(said), fields=tuple(mask_fields(sent).items()), final_url=mask_text(navigation.final_url),
+            body=mask_html(body),
         )  # fmt: skip
 
     def _record(
@@ -323,7 +353,8 @@ class BrowserPayer:
 
         self.driver.switch_to.default_content()
         WebDriverWait(self.driver, self.wait).until(lambda driver: self._loaded())
-        png = self._content_png()
+        with hosted_frames.hidden(self.driver, self._typed):  # (a card typed into Hosted Fields is never shown)
+            png = self._content_png()
         seen = f"Screenshot after the payer {what}: {self.driver.title or 'untitled page'}"
         for observer in self.observers:
             observer(seen, png)
@@ -401,10 +432,113 @@ class BrowserPayer:
         self.snapshot("answered the challenge")
 
     def _shows_challenge(self, page: Page) -> bool:
-        """The ACS page, once the pages before it have submitted themselves (the browser runs their scripts)."""
+        """The ACS page, once the pages before it have submitted themselves (the browser runs their scripts); never
+        the merchant's Hosted Fields checkout, whose own form waits while its script sends the payer on."""
         if reading.returns_to_merchant(page, self.merchant_urls) or reading.self_submitting(page) is not None:
             return False
+        if page.url == self._checkout or hosted_frames.holds_card_frames(page):
+            return False
         return reading.shows_challenge(page, self.settings)
+
+    # --- Hosted Fields: the gateway's iframes on the merchant's checkout page ----------------------------------
+
+    def open_checkout(self, url: str, fields: Mapping[str, str] | None = None) -> None:
+        """Open a merchant's checkout page that embeds a gateway's Hosted Fields and wait until its card iframes
+        show their inputs (the screenshot shows them, empty).  ``fields``: container id -> ``pan`` / ``exp`` /
+        ``cvv``, for iframes that do not say which field they are."""
+        self._acting(CHECKOUT, "merchant")
+        started = time.monotonic()
+        self._action = {"action": "open"}
+        self._typed = []
+        self.driver.get(url)
+        self._card_frames(fields)
+        self._checkout = str(self.driver.current_url)
+        self._record(("GET", url, None), CHECKOUT, "merchant", started)
+        self.snapshot("opened the merchant's checkout page")
+
+    def fill_hosted_fields(
+        self, card: Card, *, pay: str | None = None, fields: Mapping[str, str] | None = None, **overrides: str
+    ) -> HostedFieldsToken:
+        """Type the card into the gateway's iframes as a person does (a click into each, the keys typed), press the
+        page's Pay button (``pay``: its CSS selector; default: the submit button of the form holding the fields)
+        and wait for the SDK's tokenize call.  ``overrides`` change what is typed (``cvv2="1"``).
+
+        The token the page received; ``TokenizeRefused`` naming the code and the field; a ``PayerError`` when Pay
+        makes no tokenize call.  What follows is the page's (its sale, its status polls, the 3-D Secure redirect:
+        ``answer_challenge`` waits for the issuer's page).  No screenshot shows the typed card."""
+        frames = self._card_frames(fields)
+        typed = replace(card, **{CARD_FIELDS[name]: value for name, value in overrides.items()})
+        values = hosted_fields.typed_values(typed)
+        self._typed = frames
+        for frame in frames:
+            hosted_frames.type_into(self.driver, frame, values[frame.kind])
+        button = self._pay_button(frames, pay)
+        self.collect_visits()
+        self._step = None  # (the tokenize call is a fetch; the next document is the page's own doing)
+        started, known = time.monotonic(), len(self.visits)
+        self._action = hosted_fields.tokenize_action(typed)
+        button.click()
+        call = self._tokenize_call(known)
+        entries = {hosted_fields.BODY_FIELDS[kind]: value for kind, value in values.items()}
+        self._record(("POST", call.url, entries), "pay with the Hosted Fields", "gateway", started)
+        return hosted_fields.read_answer(call.status_code or 0, call.body)
+
+    def follow(self, status: StatusResponse | str) -> None:
+        """Go where a status sends the payer (its ``redirect-to``, or that address), as a merchant's page does with
+        ``location.href`` when it does not itself."""
+        address = status if isinstance(status, str) else status.redirect_to
+        if not address:
+            raise PayerError(f"status {getattr(status, 'status', '')} asks nothing of the payer (no redirect-to)")
+        self._acting("follow redirect-to")
+        started = time.monotonic()
+        self._action = {"action": "follow"}
+        self.driver.get(address)
+        self._record(("GET", address, None), "follow redirect-to", None, started)
+
+    def _card_frames(self, fields: Mapping[str, str] | None) -> list[hosted_frames.CardFrame]:
+        """The page's three card iframes, once each shows its input; the payer is lost without them."""
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                frames = hosted_frames.card_frames(self.driver, fields)
+            except _stale_errors():
+                frames = None
+            if frames is not None and hosted_frames.ready(self.driver, frames):
+                return frames
+            if time.monotonic() > deadline:
+                self.driver.switch_to.default_content()
+                found = "not all of them" if frames is None else "their inputs did not load"
+                raise self.lost(f"no Hosted Fields card number, expiry and CVV iframes on the page ({found}; "
+                                f"waited {self.wait:g} s)", self.page())  # fmt: skip
+            time.sleep(POLL)
+
+    def _pay_button(self, frames: list[hosted_frames.CardFrame], selector: str | None) -> Any:
+        """The page's Pay button, once enabled (the page keeps it disabled until the SDK's ``onReady``)."""
+        deadline = time.monotonic() + self.wait
+        while True:
+            button = hosted_frames.pay_button(self.driver, frames, selector)
+            if button is not None and button.is_enabled():
+                return button
+            if time.monotonic() > deadline:
+                what = f"no button {selector!r}" if selector else "no submit button in the form of the card fields"
+                state = what if button is None else "a Pay button that stays disabled"
+                raise self.lost(f"the page offers {state} (waited {self.wait:g} s)", self.page())
+            time.sleep(POLL)
+
+    def _tokenize_call(self, known: int) -> Visit:
+        """The SDK's tokenize call that pressing Pay made (a visit after the first ``known``), once answered."""
+        deadline = time.monotonic() + self.wait
+        while True:
+            self.collect_visits()
+            call = next((v for v in self.visits[known:] if hosted_fields.is_tokenize_call(v.url)), None)
+            if call is not None:
+                return call
+            if time.monotonic() > deadline:
+                page = self.page()
+                said = "; ".join(reading.error_texts(page)) or "nothing"
+                raise self.lost(f"pressing Pay made no Hosted Fields tokenize call within {self.wait:g} s (the page "
+                                f"says {said})", page)  # fmt: skip
+            time.sleep(POLL)
 
     def field_errors(self) -> dict[str, str]:
         """What the page says is wrong: ``error-<field>`` elements by field, else its error-looking texts."""
@@ -414,7 +548,8 @@ class BrowserPayer:
 
     def screenshot(self, path: Path) -> Path:
         self.driver.switch_to.default_content()
-        self.driver.save_screenshot(str(path))
+        with hosted_frames.hidden(self.driver, self._typed):
+            self.driver.save_screenshot(str(path))
         return path
 
     # --- typing and pressing -------------------------------------------------------------------------

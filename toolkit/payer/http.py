@@ -2,14 +2,17 @@
 
 Follow ``redirect-url`` / ``redirect-to`` / ``html``, fill hosted payment pages, load the 3-D Secure method
 URL, answer the challenge, and deliver the CRes / PaRes and the signed outcome to where the merchant receives
-them (its ``redirect_url``).  Pages are read as a person reads them (``toolkit.payer.reading``): the payer
-needs no ids of the simulator's own, so it finds its way on a sandbox's pages too.  What a page's scripts
+them (its ``redirect_url``); on a merchant's Hosted Fields checkout (``open_checkout``), make the SDK's tokenize
+call (``tokenize_hosted_fields``) and follow the status's ``redirect-to`` through 3-D Secure (``follow_challenge``).
+Pages are read as a person reads them (``toolkit.payer.reading``): the payer needs no ids of the simulator's
+own, so it finds its way on a sandbox's pages too.  What a page's scripts
 would do by themselves (an ``onload`` or script ``submit()``, a meta refresh) is done as a browser does it,
 except the last step back to the merchant, which ``return_to_merchant`` takes.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -18,11 +21,14 @@ from typing import Any
 
 import requests
 
+from toolkit.hosted_fields import origin_of
 from toolkit.masking import mask_html, mask_pan, mask_text
 from toolkit.models import StatusResponse
 from toolkit.observing import RecorderAlias
-from toolkit.payer import reading
+from toolkit.payer import hosted_fields, reading
+from toolkit.payer.errors import PayerError
 from toolkit.payer.forms import Form, Page
+from toolkit.payer.hosted_fields import HostedFieldsToken
 from toolkit.payer.reading import DEFAULT_SETTINGS, WRONG_PASSWORD, NotFound, PayerSettings
 from toolkit.payer.visits import (
     Party,
@@ -49,15 +55,6 @@ CARD_FIELDS = {
     "card_printed_name": "holder",
 }
 MAX_AUTOMATIC_STEPS = 8  # self-submitting pages and refreshes followed in a row before the payer gives up
-
-
-class PayerError(RuntimeError):
-    """The page did not offer what the payer expected; the message says what it looked for and what the page
-    showed (its forms and inputs, masked).  ``page`` is that page."""
-
-    def __init__(self, message: str, page: Page | None = None) -> None:
-        super().__init__(mask_text(message))
-        self.page = page
 
 
 @dataclass(frozen=True)
@@ -105,6 +102,7 @@ class Payer:
         self.merchant_urls = list(merchant_urls)
         self.lost_observers = list(lost_observers)
         self._action: dict[str, Any] | None = None  # what the payer does next: kept on its next request
+        self._checkouts: set[str] = set()  # the Hosted Fields checkout pages opened (never a 3-D Secure page)
         self._recorder = recorder  # (the one the deprecated ``recorder`` attribute replaces)
 
     recorder = RecorderAlias["PageObserver"](
@@ -326,6 +324,8 @@ class Payer:
 
     def shows_challenge(self, page: Page) -> bool:
         """Whether the page is the issuer's 3-D Secure page (2.x challenge or 1.0.2) awaiting the payer."""
+        if page.url in self._checkouts:  # (its Pay button is no ACS's approve button)
+            return False
         return not reading.returns_to_merchant(page, self.merchant_urls) and reading.shows_challenge(
             page, self.settings
         )
@@ -379,6 +379,68 @@ class Payer:
         """The whole hosted-page journey: fill the card (and a transfer's ``destination``), pass 3-D Secure if
         asked, return to the merchant."""
         page = self.enter_card(url, card, destination)
+        if self.shows_challenge(page):
+            page = self.answer_challenge(page, password)
+        return self.return_to_merchant(page)
+
+    # --- Hosted Fields: the card typed into the gateway's iframes on the merchant's page ----------------------
+
+    def open_checkout(self, url: str) -> Page:
+        """GET a merchant's checkout page that embeds a gateway's Hosted Fields, as the payer's browser loads it: shown
+        by its title (its card fields are the SDK's iframes, put there by script: ``tokenize_hosted_fields`` does
+        what they do), never taken for a 3-D Secure page."""
+        response, visit = self._timed(
+            "GET", url, hosted_fields.CHECKOUT, lambda: self.session.get(url, timeout=self.timeout)
+        )
+        page = Page.parse(response.url, response.status_code, response.text, redirects=visit.redirects)
+        self.history.append(page)
+        self._checkouts.add(page.url)
+        self._record(replace(visit, to="merchant", shows=mask_text(page.title)))
+        return page
+
+    def tokenize_hosted_fields(self, ticket: str, card: Card, *, sdk_url: str, origin: str) -> HostedFieldsToken:
+        """What the gateway's SDK does on the merchant's checkout page when the payer presses Pay: the CORS
+        preflight, then the card (as typed into the iframes) and the page's ``ticket`` posted to the SDK's origin
+        (``sdk_url``: the ``SDK_URL`` the page loads), from the page's ``origin`` (its URL will do).
+
+        The token, or ``TokenizeRefused`` naming the code (4001-4004) and the field; a ``PayerError`` when a
+        browser would refuse the call or its answer (no CORS for the page's origin) or the answer is no answer.
+        Both requests are visits to the gateway, the card as BIN and last four, the CVV never."""
+        url, origin = hosted_fields.tokenize_url(sdk_url), origin_of(origin)
+        asked = {
+            "Origin": origin,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type",
+        }
+        send: Callable[[], requests.Response] = lambda: self.session.options(url, headers=asked, timeout=self.timeout)  # noqa: E731
+        preflight, visit = self._timed("OPTIONS", url, "the CORS preflight of the tokenize call", send)
+        allowed = preflight.headers.get("Access-Control-Allow-Origin", "")
+        self._record(replace(visit, to="gateway", shows=f"HTTP {preflight.status_code}, allows {allowed or 'nobody'}"))
+        if preflight.status_code >= 400 or allowed not in (origin, "*"):
+            why = f"HTTP {preflight.status_code} allowing {allowed or 'no origin'!r}"
+            raise PayerError(f"the CORS preflight of {url} answered {why}: no browser sends the card from {origin}")
+        body = hosted_fields.tokenize_body(ticket, card)
+        self._action = hosted_fields.tokenize_action(card)
+        headers = {"Content-Type": "application/json", "Origin": origin}
+        send = lambda: self.session.post(url, data=json.dumps(body), headers=headers, timeout=self.timeout)  # noqa: E731
+        answer, visit = self._timed("POST", url, "tokenize the card (the SDK's call)", send, body)
+        try:
+            token = hosted_fields.read_answer(answer.status_code, answer.content, answer.headers, origin)
+        except PayerError as refused:
+            self._record(replace(visit, to="gateway", shows=mask_text(f"refused: {refused}"[:160])))
+            raise
+        self._record(replace(visit, to="gateway", shows="a hosted fields token"))
+        return token
+
+    def follow_challenge(self, status: StatusResponse | str, password: str | None = None) -> Delivered:
+        """Where a status sends the payer (its ``redirect-to``, or that URL itself, as a Hosted Fields page sets
+        ``location.href`` once): the issuer's 3-D Secure page answered (default: the profile's password; another
+        one fails it), then back to the merchant with the signed outcome (``return_to_merchant``)."""
+        if isinstance(status, str):
+            self._note("follow")
+            page = self.settle(self.open(status, "follow redirect-to"))
+        else:
+            page = self.follow(status)
         if self.shows_challenge(page):
             page = self.answer_challenge(page, password)
         return self.return_to_merchant(page)

@@ -4,17 +4,20 @@ Selenium sees pages, not requests: a payment page that submits itself to the iss
 form that takes the payer back to the merchant all pass without a word.  Chromium's performance log
 (``goog:loggingPrefs = {"performance": "ALL"}``) has the DevTools network events; the document requests
 among them (the page itself and its frames: the 3-D Secure method URL) are what the browser payer turns
-into ``Visit`` records, so its sequence diagrams show every hop the HTTP payer's show.
+into ``Visit`` records, so its sequence diagrams show every hop the HTTP payer's show.  A page's script calls
+(``fetch``, XHR) are left out, but those ``calls`` picks: the Hosted Fields SDK's tokenize call, made from the
+merchant's page, is a hop of the payer's card to the gateway.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 _DOCUMENT = "Document"
+_CALLS = ("Fetch", "XHR")
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,12 @@ class Navigation:
     final_url: str = ""
     redirects: tuple[int, ...] = ()
     finished: bool = False
+    kind: str = _DOCUMENT  # Chromium's resource type: ``Document``, or ``Fetch`` / ``XHR`` for a script's call
     _monotonic: float = field(default=0.0, repr=False)
+
+    @property
+    def is_document(self) -> bool:
+        return self.kind == _DOCUMENT
 
 
 def _events(entries: Iterable[Mapping[str, Any]]) -> Iterable[tuple[str, dict[str, Any]]]:
@@ -43,15 +51,17 @@ def _events(entries: Iterable[Mapping[str, Any]]) -> Iterable[tuple[str, dict[st
             yield str(message.get("method", "")), message["params"]
 
 
-def navigations(entries: Iterable[Mapping[str, Any]]) -> list[Navigation]:
-    """The document requests of these log entries, in the order they left (redirects folded into one)."""
+def navigations(entries: Iterable[Mapping[str, Any]], calls: Callable[[str], bool] | None = None) -> list[Navigation]:
+    """The document requests of these log entries, in the order they left (redirects folded into one), and the
+    script calls (``fetch``, XHR) whose URL ``calls`` picks."""
     found: dict[str, Navigation] = {}
     for method, params in _events(entries):
         request_id = str(params.get("requestId", ""))
-        if method == "Network.requestWillBeSent" and params.get("type") == _DOCUMENT:
+        kind = str(params.get("type", ""))
+        if method == "Network.requestWillBeSent" and (kind == _DOCUMENT or (calls is not None and kind in _CALLS)):
             request = params.get("request") or {}
             url = str(request.get("url", ""))
-            if not url.startswith(("http://", "https://")):
+            if not url.startswith(("http://", "https://")) or not (kind == _DOCUMENT or (calls and calls(url))):
                 continue
             earlier = found.get(request_id)
             if earlier is not None and "redirectResponse" in params:  # the same request, redirected
@@ -60,7 +70,7 @@ def navigations(entries: Iterable[Mapping[str, Any]]) -> list[Navigation]:
                 continue
             found[request_id] = Navigation(
                 request_id, str(request.get("method", "GET")).upper(), url, float(params.get("wallTime", 0.0)),
-                str(params.get("frameId", "")), request.get("postData"), final_url=url,
+                str(params.get("frameId", "")), request.get("postData"), final_url=url, kind=kind,
                 _monotonic=float(params.get("timestamp", 0.0)),
             )  # fmt: skip
         elif method == "Network.responseReceived" and request_id in found:

@@ -118,10 +118,11 @@ def check_request(route: Route, method: str, headers: Mapping[str, str], pairs: 
     found += [Check(f"{name}: belongs in the Authorization header, not the body (spec 5.2)") for name in names
               if name.startswith("oauth_")]  # fmt: skip
     present = {name: value.strip() for name, value in pairs if value.strip() and not name.startswith("oauth_")}
+    refused = {name for replacing, names_ in op.excludes if replacing in present for name in names_}  # (said below)
     ignored = []
     meant: dict[str, str] = {}
     for name in dict.fromkeys(names):
-        if op.knows(name) or name in _ALWAYS_READ or name.startswith("oauth_"):
+        if op.knows(name) or name in _ALWAYS_READ or name.startswith("oauth_") or name in refused:
             continue
         guess = meant_field(op, name)
         if guess is None:
@@ -131,7 +132,7 @@ def check_request(route: Route, method: str, headers: Mapping[str, str], pairs: 
             found.append(Check(f"{name}: not a field of {op.name}, did you mean {guess}? (the gateway ignores {name})"))
     if ignored:
         found.append(Check(f"fields {op.name} does not know (the gateway ignores them): {', '.join(ignored)}", False))
-    for problem in request_problems(op, {k: v for k, v in present.items() if op.knows(k)}, clean=True):
+    for problem in request_problems(op, {k: v for k, v in present.items() if op.knows(k) or k in refused}, clean=True):
         hint = f" ({meant[problem.field]} was sent)" if problem.field in meant else ""
         found.append(Check(f"{problem}{hint}"))
     return found
@@ -228,10 +229,13 @@ class Answer:
 
     fields: dict[str, str]
     checks: list[Check]
+    said: str = ""  # the answer in a few words, where its fields do not say it (``toolkit.proxy.hosted``)
 
     @property
     def summary(self) -> str:
         """``async-response processing`` / ``validation-error 2: amount: ...``, for the exchange's line."""
+        if self.said:
+            return self.said
         kind, status = self.fields.get("type", ""), self.fields.get("status", "")
         if kind in ("validation-error", "error"):
             code = self.fields.get("error-code", "")
@@ -260,7 +264,8 @@ def check_answer_of(
     headers: Mapping[str, str],
     body: bytes,
 ) -> Answer:
-    """The answer against the operation's response model (``toolkit.models``) and the request it answers."""
+    """The answer against the operation's response model (``toolkit.models``) and the request it answers (the
+    family's answers; a Hosted Fields call's: ``toolkit.proxy.hosted.check_hosted_answer``)."""
     content_type = headers.get("content-type", "")
     try:
         answer = decode_response(body)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TextIO
 
 from toolkit.masking import mask_text
-from toolkit.operations import AuthScheme
+from toolkit.operations import AnswerStyle, AuthScheme
 from toolkit.proxy.bodies import Body
 from toolkit.proxy.checks import (
     Answer,
@@ -39,6 +39,7 @@ from toolkit.proxy.checks import (
 from toolkit.proxy.deadline import Deadline
 from toolkit.proxy.exchange import Exchange
 from toolkit.proxy.framing import Head, Refusal
+from toolkit.proxy.hosted import check_hosted_answer, is_tokenize_call, tokenize_note
 from toolkit.proxy.limits import Limits
 from toolkit.proxy.listener import Listener
 from toolkit.proxy.orders import Orders
@@ -185,7 +186,8 @@ class ProxyServer:
         upstream_url = self.gateway.url_for(head.target)
         exchange = Exchange(head.method, head.target, found, [], headers=forwarded(head.fields, request=True))
         if found is None:
-            exchange.checks += unknown_path(head.method, head.target)
+            tokenize = is_tokenize_call(head.target)  # (the SDK's call: not a merchant's, not an operation)
+            exchange.checks += [tokenize_note()] if tokenize else unknown_path(head.method, head.target)
             exchange.order = self.orders.name_of({})
             return exchange
         if content_type_problem(lower.get("content-type", "")):  # (no form: the gateway reads no field of it)
@@ -251,8 +253,9 @@ class ProxyServer:
         else:
             lower = {name.lower(): value for name, value in head.fields}
             answered = {name.lower(): value for name, value in answer.headers}
-            exchange.answer = check_answer_of(exchange.route.operation, read_fields(exchange.pairs), lower,
-                                              answer.status, answered, bytes(kept.kept))  # fmt: skip
+            op = exchange.route.operation
+            check = check_hosted_answer if op.answers is AnswerStyle.HOSTED_FIELDS else check_answer_of
+            exchange.answer = check(op, read_fields(exchange.pairs), lower, answer.status, answered, bytes(kept.kept))
             self.orders.learn(exchange.order, exchange.answer.fields)
         exchange.checks += exchange.answer.checks
 

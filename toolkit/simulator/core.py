@@ -14,7 +14,7 @@ from toolkit.simulator import delivery, faults
 from toolkit.simulator.clock import SimClock
 from toolkit.simulator.journal import open_journal
 from toolkit.simulator.pools import Pools
-from toolkit.simulator.rules import cards, followups, payments, payouts, threeds, transfers
+from toolkit.simulator.rules import cards, followups, hosted_fields, payments, payouts, threeds, transfers
 from toolkit.simulator.rules.engine import Engine
 from toolkit.simulator.scheduler import Scheduler
 from toolkit.simulator.settings import SimulatorSettings, default_settings
@@ -25,7 +25,7 @@ from toolkit.simulator.storage.sqlite import SqliteStore
 
 def build_engine(settings: SimulatorSettings, store: Store, clock: SimClock, scheduler: Scheduler) -> Engine:
     engine = Engine(settings, store, clock, wake=scheduler.wake)
-    for module in (payments, followups, cards, payouts, transfers, threeds):
+    for module in (payments, followups, cards, payouts, transfers, threeds, hosted_fields):
         module.install(engine)
     clock.on_change(scheduler.wake)
     return engine

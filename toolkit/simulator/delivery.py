@@ -14,6 +14,7 @@
   ``callback_retry[n]`` seconds on the simulator's clock (``/_sim/clock/advance`` makes it due at
   once); ``1 + len(callback_retry)`` tries in all, then the row is ``failed``.
 - Callback faults (``faults``): ``fail`` logs a failed try without sending; ``duplicate`` sends twice.
+- ``resend`` queues an order's latest callback to each address once more (``POST /_sim/callbacks/{orderid}/resend``).
 - Every attempt is logged (``callback_attempts``: time, HTTP status or error, elapsed seconds); the log
   shows URLs and errors masked.  An address that ``destinations`` does not allow is not called: the
   attempt is logged ``refused: ...`` and the callback fails at once.
@@ -144,6 +145,19 @@ class Delivery:
                 },
             )
         self.engine.wake()
+
+    def resend(self, orderid: int) -> list[int]:
+        """The order's latest callback to each of its addresses queued once more, due now, with the parameters
+        it was sent with (signed as they were): the new deliveries' ids; none when the order sent no callback."""
+        now = self.engine.clock.now()
+        with self.store.transaction():
+            rows, _ = callback_rows.with_attempts(self.store, orderid)
+            latest = {row["url"]: row for row in rows}  # (oldest first: the last one to each address stays)
+            again = [{**{name: row[name] for name in ("orderid", "login", "url", "params")}, "next_at": now,
+                      "created_at": now} for row in latest.values()]  # fmt: skip
+            ids = [callback_rows.queue(self.store, values) for values in again]
+        self.engine.wake()
+        return ids
 
     def dispatch_due(self, now: float) -> None:
         """Tick hook: claim every due callback and hand it to the pool (inside the tick's transaction)."""

@@ -62,19 +62,28 @@ class FaultPlan:
     seconds: float = 0.0
 
     def check(self) -> FaultPlan:
-        """The plan itself when it makes sense; FaultError naming the field otherwise."""
-        kinds = CALLBACK_KINDS if self.target == CALLBACK else OPERATION_KINDS
-        if self.target not in (CALLBACK, ANY_OPERATION) and self.target not in OPERATIONS:
-            raise FaultError("target", f"{self.target!r} is not an operation of the catalogue, '*' or 'callback'")
-        if self.kind not in kinds:
-            raise FaultError("kind", f"{self.kind!r} does not apply to target {self.target!r}; use {'|'.join(kinds)}")
-        if not 1 <= self.count <= MAX_COUNT:
-            raise FaultError("count", f"must be between 1 and {MAX_COUNT}")
-        if self.kind == "delay" and not 0 < self.seconds <= MAX_DELAY:
-            raise FaultError("seconds", f"a delay needs seconds > 0 and <= {MAX_DELAY:g}")
-        if self.kind != "delay" and self.seconds:
-            raise FaultError("seconds", f"only a delay takes seconds, not {self.kind!r}")
+        """The plan itself when it makes sense; FaultError naming the first field that does not otherwise."""
+        for problem in self.problems():
+            raise problem
         return self
+
+    def problems(self) -> list[FaultError]:
+        """Every reason the plan makes no sense, each naming its field (the control API names them all at once)."""
+        kinds = CALLBACK_KINDS if self.target == CALLBACK else OPERATION_KINDS
+        problems = []
+        if self.target not in (CALLBACK, ANY_OPERATION) and self.target not in OPERATIONS:
+            problems.append(FaultError("target", f"{self.target!r} is not an operation of the catalogue, '*' or "
+                                       "'callback'"))  # fmt: skip
+        elif self.kind not in kinds:
+            problems.append(FaultError("kind", f"{self.kind!r} does not apply to target {self.target!r}; use "
+                                       f"{'|'.join(kinds)}"))  # fmt: skip
+        if not 1 <= self.count <= MAX_COUNT:
+            problems.append(FaultError("count", f"must be between 1 and {MAX_COUNT}"))
+        if self.kind == "delay" and not 0 < self.seconds <= MAX_DELAY:
+            problems.append(FaultError("seconds", f"a delay needs seconds > 0 and <= {MAX_DELAY:g}"))
+        if self.kind != "delay" and self.seconds:
+            problems.append(FaultError("seconds", f"only a delay takes seconds, not {self.kind!r}"))
+        return problems
 
 
 # Stores known to hold no active plan (-> when that was seen, monotonic): the gateway's operations skip the

@@ -124,6 +124,38 @@ def form_fields(
     return build_fields(name, candidate, overrides)
 
 
+# What the examples' checkout page sends of the payer's browser beside the token (hosted-fields.md 3.3:
+# ``browserInfo()``, and the page request's Accept and User-Agent headers): a desktop Chromium.
+BROWSER_DATA = {
+    "customer_browser_info": "true",
+    "customer_browser_javascript_enabled": "true",
+    "customer_browser_java_enabled": "false",
+    "customer_browser_accept_language": "en-US",
+    "customer_browser_color_depth": "24",
+    "customer_browser_screen_width": "1280",
+    "customer_browser_screen_height": "800",
+    "customer_browser_time_zone": "0",
+    "customer_browser_accept_header": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+    "customer_browser_user_agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120",
+}
+
+
+def hosted_sale_fields(
+    token: str,
+    amount: Decimal = DEFAULT_AMOUNT,
+    currency: str = DEFAULT_CURRENCY,
+    payer: Payer | None = None,
+    **overrides: Override,
+) -> OrderFields:
+    """A Hosted Fields ``sale_v4``: the ``hosted_fields_token`` in place of the card (whose CVV2, typed into the
+    gateway's iframes, chose the outcome), the payer and the browser data as the examples' page sends them, and the
+    holder's name upper case (the token does not carry it)."""
+    payer = payer or new_payer()
+    candidate = {**_order(amount, currency), **payer.fields(), **BROWSER_DATA, "hosted_fields_token": token,
+                 "card_printed_name": payer.full_name.upper(), "redirect_url": DEFAULT_REDIRECT_URL}  # fmt: skip
+    return build_fields("sale_v4", candidate, overrides)
+
+
 def payout_fields(
     outcome: str = "approved",
     amount: Decimal | None = None,

@@ -89,3 +89,23 @@ def test_a_database_that_cannot_be_reached_is_one_line(tmp_path):
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.startswith("gatekit simulate: database postgresql://nobody:***@127.0.0.1:1/none")
     assert "secret" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_pool_leaves_the_global_random_state_alone(postgres: Cluster):  # noqa: F811
+    """psycopg_pool's jitter (each new connection's lifetime) comes from a generator of its own: opening a store and
+    growing its pool does not move the ``random`` module's state (a merchant's seeded tests, hypothesis's draws)."""
+    import random
+    import threading
+
+    before = random.getstate()
+    store = PostgresStore(postgres.new_database())
+    try:
+        slow = lambda: store.one("SELECT pg_sleep(0.2) AS slept")  # noqa: E731
+        threads = [threading.Thread(target=slow) for _ in range(6)]  # (six at once: the pool grows)
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+    finally:
+        store.close()
+    assert random.getstate() == before

@@ -21,27 +21,14 @@ from hypothesis import strategies as st
 
 from toolkit.client import GatewayClient
 from toolkit.simulator import SimulatorServer
+from toolkit.simulator.web import control
+from toolkit.simulator.web.controlapi import PREFIX
 from toolkit.testdata import preauth_fields, sale_fields
 
 EXAMPLES = int(os.environ.get("GATEKIT_FUZZ_EXAMPLES", "12")) * 8
-ROUTES = [
-    ("POST", "/_sim/reset"),
-    ("GET", "/_sim/journal"),
-    ("GET", "/_sim/transactions/{key}"),
-    ("POST", "/_sim/transactions/{key}/status"),
-    ("GET", "/_sim/orders/{key}"),
-    ("POST", "/_sim/orders/{key}/chargeback"),
-    ("GET", "/_sim/callbacks"),
-    ("GET", "/_sim/clock"),
-    ("POST", "/_sim/clock/advance"),
-    ("POST", "/_sim/settle"),
-    ("POST", "/_sim/faults"),
-    ("GET", "/_sim/faults"),
-    ("DELETE", "/_sim/faults"),
-    ("GET", "/_sim/merchants"),
-    ("GET", "/_sim/health"),
-    ("GET", "/_sim/{key}"),
-]
+# The routes as the router has them (``control.ROUTES``, the one table), and paths under the prefix that are none
+ROUTES = [(route.method, PREFIX + route.path.replace("{orderid}", "{key}")) for route in control.ROUTES]
+ROUTES += [("GET", "/_sim/{key}"), ("POST", "/_sim"), ("GET", "/_sim/callbacks/{key}/resend/x")]
 NAMES = ["orderid", "status", "error_code", "error_message", "amount", "seconds", "limit", "login", "attempts",
          "timeout", "target", "kind", "count", "x", "", "é", "a" * 80]  # fmt: skip
 SCALARS = st.one_of(

@@ -22,7 +22,7 @@ from toolkit.simulator.rules.plans import card_values, expiry_plan, plan_of
 from toolkit.simulator.shaping import chance
 from toolkit.simulator.storage import Row, dumps, order_rows
 from toolkit.simulator.storage.serving import Later
-from toolkit.testdata.outcomes import GENERIC_DECLINE, CardOutcome
+from toolkit.testdata.outcomes import GENERIC_DECLINE, CardOutcome, is_three_ds_v1_card
 from toolkit.validation import Problem, request_problems
 
 # What the payer enters on a hosted page; checked with the sale operation's rules.
@@ -54,25 +54,43 @@ def card_plan(
     lenient: bool = False,
     warnings: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Card columns, planned outcome and 3-D Secure steps of a card transaction.
+    """Card columns, planned outcome and 3-D Secure steps of a card transaction: its CVV2 chooses (``outcome_plan``)."""
+    outcome = engine.settings.outcome_for_cvv(fields["cvv2"])
+    v1 = is_three_ds_v1_card(fields["credit_card_number"])
+    return outcome_plan(engine, outcome, card_values(fields), amount, managed=managed, v1=v1, lenient=lenient,
+                        warnings=warnings)  # fmt: skip
+
+
+def outcome_plan(
+    engine: Engine,
+    outcome: CardOutcome,
+    card: Mapping[str, str],
+    amount: Decimal | None,
+    *,
+    managed: bool,
+    v1: bool,
+    lenient: bool = False,
+    warnings: list[str] | None = None,
+) -> dict[str, Any]:
+    """The plan of a card transaction whose card (``plans.card_values``) and CVV2 outcome are known: by a request's
+    card, or by a Hosted Fields token that kept them (``v1``: a 3-D Secure 1.0.2 test card).
 
     A card whose expiry month has passed (on the simulator's clock) is declined as expired, with no
     3-D Secure step, whatever its CVV2; a lenient simulator lets it through with a warning.
     """
-    outcome = engine.settings.outcome_for_cvv(fields["cvv2"])
     if outcome.status is Status.APPROVED and chance(engine.settings.decline_rate):  # the decline_rate setting
         outcome = MIXED_DECLINE
     expired = expiry_plan(
         engine.clock.now(),
-        fields.get("expire_month", ""),
-        fields.get("expire_year", ""),
+        card["card_exp_month"],
+        card["card_exp_year"],
         lenient=lenient,
         warnings=warnings if warnings is not None else [],
     )
     if expired is not None:
-        return {**card_values(fields), **expired}
-    three_ds = threeds.plan_three_ds(engine, fields["credit_card_number"], amount, outcome, managed=managed)
-    return {**card_values(fields), **plan_of(outcome), **three_ds}
+        return {**card, **expired}
+    three_ds = threeds.plan_three_ds(engine, "", amount, outcome, managed=managed, v1=v1)
+    return {**card, **plan_of(outcome), **three_ds}
 
 
 def _amount(call: Call) -> Decimal | None:

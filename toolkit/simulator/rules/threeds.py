@@ -55,11 +55,12 @@ V2_PATHS = {"challenge": V2_CHALLENGE, "frictionless": V2_FRICTIONLESS}
 
 
 def plan_three_ds(
-    engine: Engine, number: str, amount: Decimal | None, outcome: CardOutcome, *, managed: bool
+    engine: Engine, number: str, amount: Decimal | None, outcome: CardOutcome, *, managed: bool, v1: bool | None = None
 ) -> dict[str, Any]:
-    """The 3-D Secure columns of a new card transaction (empty when the card needs none)."""
+    """The 3-D Secure columns of a new card transaction (empty when the card needs none).  ``v1``: whether the card
+    is a 1.0.2 test card, when the caller knows it without the number (a Hosted Fields token keeps no number)."""
     now = engine.clock.now()
-    if is_three_ds_v1_card(number):
+    if is_three_ds_v1_card(number) if v1 is None else v1:
         result = three_ds_v1_result(amount or Decimal("1.00"))
         return {
             "three_ds": V1,

@@ -123,6 +123,20 @@ TABLES: tuple[Table, ...] = (
         _id(), _c("target", TEXT), _c("kind", TEXT), _c("remaining", INTEGER), _c("seconds", REAL, "0"),
         _c("created_at", REAL),
     )),
+    # Hosted Fields (``rules.hosted_fields``): the ephemeral tickets, and the tokens of the cards typed into the
+    # gateway's iframes: a card as a card reference keeps it (BIN, last four, type, expiry), never its number or
+    # CVV; the outcome its CVV chose at tokenization
+    Table("hf_tickets", (
+        _key("ticket"), _c("login", TEXT), _c("endpoint_id", TEXT), _c("created_at", REAL), _c("expires_at", REAL),
+        _c("spent_at", REAL, null=True), _c("spent_by", TEXT, E),
+    )),
+    Table("hf_tokens", (
+        _key("token"), _c("login", TEXT), _c("endpoint_id", TEXT), _c("ticket", TEXT), _c("created_at", REAL),
+        _c("expires_at", REAL), _c("spent_at", REAL, null=True), _c("orderid", INTEGER, null=True),
+        _c("bin", TEXT), _c("last4", TEXT), _c("card_type", TEXT), _c("exp_month", TEXT), _c("exp_year", TEXT),
+        _c("outcome", TEXT), _c("outcome_status", TEXT), _c("outcome_code", TEXT, E),
+        _c("outcome_message", TEXT, E), _c("three_ds", TEXT, "'none'"), _c("three_ds_v1", INTEGER, "0"),
+    )),
 )  # fmt: skip
 
 INDEXES: tuple[Index, ...] = (
@@ -136,6 +150,8 @@ INDEXES: tuple[Index, ...] = (
     Index("tx_form", "transactions", ("form_token",), unique=True, where="form_token IS NOT NULL"),
     Index("tx_tds", "transactions", ("tds_token",), unique=True, where="tds_token IS NOT NULL"),
     Index("cb_due", "callbacks", ("state", "next_at")),
+    Index("hf_ticket_expiry", "hf_tickets", ("expires_at",)),  # (long-expired tickets and tokens are dropped)
+    Index("hf_token_expiry", "hf_tokens", ("expires_at",)),
 )
 
 # The latest version; a store written by an earlier gatekit is brought to it by the migrations after its own.
@@ -149,7 +165,7 @@ FIRST_IDS = {"transactions": 8056020, "card_refs": 1679215, "recurring": 700100}
 
 # What a reset empties (the merchants too, seeded again from the settings); the schema, meta and leases stay.
 RESET_TABLES = ("transactions", "requests", "card_refs", "recurring", "nonces", "journal", "callbacks",
-                "callback_attempts", "faults", "merchants")  # fmt: skip
+                "callback_attempts", "faults", "merchants", "hf_tickets", "hf_tokens")  # fmt: skip
 
 TABLE_NAMES = frozenset(table.name for table in TABLES)
 AUTO = {table.name: table.auto.name for table in TABLES if table.auto is not None}  # table -> its id column

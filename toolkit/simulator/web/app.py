@@ -32,7 +32,7 @@ from toolkit.simulator.clock import SimClock
 from toolkit.simulator.settings import SimulatorSettings
 from toolkit.simulator.state import SimulatorState
 from toolkit.simulator.storage import Store, StoreUnavailable
-from toolkit.simulator.web import control, gateway, pages
+from toolkit.simulator.web import control, gateway, hosted_fields_api, hosted_fields_pages, pages
 from toolkit.simulator.web.controlargs import ControlError
 from toolkit.simulator.web.front import Front
 from toolkit.simulator.web.guard import ControlGuard
@@ -102,6 +102,8 @@ def _routes(state: State) -> list[BaseRoute]:
     return [
         *control.routes(state.engine),
         *pages.routes(),
+        *hosted_fields_pages.routes(),
+        *hosted_fields_api.routes(),
         Route("/paynet/openapi.json", gateway_openapi, methods=["GET"]),
         *gateway.routes(),
     ]

@@ -1,57 +1,44 @@
-"""The control API under ``/_sim/``: JSON in and out, for tests and notebooks; not part of the gateway.
+"""The control API under ``/_sim/``: JSON in and out, for tests, notebooks and ``gatekit trigger``; not part of the
+gateway.
 
-=======================================  ==========================================================
-POST   /_sim/reset                       forget everything; balances as configured; clock offset 0
-GET    /_sim/journal?login=&limit=       masked requests with their conformance warnings
-GET    /_sim/transactions/{orderid}      the order's latest transaction (the store keeps no PAN)
-POST   /_sim/transactions/{orderid}/status  {"status", "error_code", "error_message"}: force the status
-                                         of the order's latest transaction; 409 when the order's money
-                                         or what followed refuses it (``Engine.force_status``)
-GET    /_sim/orders/{orderid}            the order and every transaction of it, oldest first
-POST   /_sim/orders/{orderid}/chargeback {"amount": optional}: the issuer takes back (part of) the
-                                         charge; approved at once, called back as type=chargeback
-GET    /_sim/callbacks?orderid=          deliveries with their attempts; ``&attempts=N&timeout=S``
-                                         waits until the order has N logged attempts
-GET    /_sim/clock                       the simulator's time and offset
-POST   /_sim/clock/advance               {"seconds": N}: what falls due is done before the answer
-POST   /_sim/settle                      {"orderid": optional}: settle one, or all that are due
-POST   /_sim/faults                      {"target", "kind", "count", "seconds"} (``faults``)
-GET    /_sim/faults, DELETE /_sim/faults plans still active; forget them all
-GET    /_sim/merchants                   logins, endpoints, payout balances (never control keys)
-GET    /_sim/health                      liveness and counts
-=======================================  ==========================================================
-
-Bad input answers 400 ``{"error": "<field>: <why>", "field": "<field>"}``; an unknown orderid 404; a change the
-order's state refuses 409.
+``ROUTES`` below is the one table of its routes: the router is built from it, and ``GET /_sim/`` (the routes with
+their arguments) and ``GET /_sim/openapi.json`` (an OpenAPI 3.1 document: ``controlapi``) are written from it.  Each
+view gets its arguments read and checked (``controlargs``): a bad call is one 400 that names every problem, each
+with what is valid, ``{"error": "<field>: <why>; ...", "field": "<the first>", "problems": [...]}``; an unknown
+orderid is a 404, a change the order's state refuses a 409, a path under ``/_sim/`` that is no route a 404 (a
+method it does not take, a 405) in the same form.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Match, Route
 
 from toolkit._version import __version__
 from toolkit.masking import mask_text
 from toolkit.models import Status
 from toolkit.money import MoneyError, from_minor_units
+from toolkit.operations import OPERATIONS
 from toolkit.simulator import delivery, faults, pools
 from toolkit.simulator.clock import ClockLimit
 from toolkit.simulator.rules import followups
 from toolkit.simulator.rules.engine import Engine
 from toolkit.simulator.rules.errors import SimError
 from toolkit.simulator.storage import Row, account_rows, callback_rows, fault_rows, loads, order_rows
-from toolkit.simulator.web.controlargs import ControlError, integer, json_body, number, orderid, text
+from toolkit.simulator.web import controlapi, gateway, urls
+from toolkit.simulator.web.controlapi import PREFIX, ControlRoute
+from toolkit.simulator.web.controlargs import Arg, ControlError, Values, read_arguments
 
 if TYPE_CHECKING:
     from toolkit.simulator.state import HasState
 
 T = TypeVar("T")
-PREFIX = "/_sim"
+ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 FORCEABLE = tuple(status.value for status in Status if status is not Status.PROCESSING)
 MAX_ADVANCE = 10 * 366 * 86400.0
 MAX_WAIT = 60.0
@@ -80,23 +67,17 @@ def clock_view(engine: Engine) -> dict[str, Any]:
     }
 
 
-def path_key(request: Request) -> str:
-    """The ``{key}`` of a route's path (an orderid or a client_orderid)."""
-    return str(request.path_params["key"])
-
-
-def find_order(engine: Engine, raw: Any) -> Row:
-    """The initial transaction of order ``raw`` (404 when there is none)."""
-    key = orderid(raw)
+def find_order(engine: Engine, key: int) -> Row:
+    """The initial transaction of order ``key`` (404 when there is none)."""
     row = order_rows.order(engine.store, key)
     if row is None:
         raise ControlError("orderid", f"{key} is unknown", http_status=404)
     return row
 
 
-def find_tx(engine: Engine, raw: Any) -> Row:
-    """The latest transaction of order ``raw``."""
-    return engine.latest(find_order(engine, raw))
+def find_tx(engine: Engine, key: int) -> Row:
+    """The latest transaction of order ``key``."""
+    return engine.latest(find_order(engine, key))
 
 
 def order_view(engine: Engine, order: Row) -> dict[str, Any]:
@@ -107,12 +88,9 @@ def order_view(engine: Engine, order: Row) -> dict[str, Any]:
     }
 
 
-def chargeback(engine: Engine, order: Row, data: dict[str, Any]) -> Row:
-    amount = data.get("amount")
-    if amount is not None and (not isinstance(amount, str) or not amount.strip()):
-        raise ControlError("amount", f'must be an amount as a string, e.g. "2.50", not {amount!r}')
+def chargeback(engine: Engine, order: Row, amount: str | None) -> Row:
     try:
-        return followups.chargeback(engine, order["id"], amount.strip() if amount else None)
+        return followups.chargeback(engine, order["id"], amount)
     except MoneyError as exc:
         raise ControlError("amount", exc.rule) from None
     except SimError as exc:
@@ -148,47 +126,62 @@ def reset(app: HasState, engine: Engine) -> None:
     engine.clock.reset()
 
 
-def force_status(engine: Engine, order: Row, data: dict[str, Any]) -> Row:
-    """The order's latest transaction forced (found under the store's write lock: ``Engine.force_latest``)."""
-    status = text(data, "status", choices=FORCEABLE)
-    code = text(data, "error_code", default="")
-    message = text(data, "error_message", default="")
-    return engine.force_latest(order["id"], status, code, message)
+def force_status(engine: Engine, values: Values) -> Row:
+    """The order's latest transaction forced (found under the store's write lock: ``Engine.force_latest``); 409 when
+    the order's money or what followed refuses it."""
+    order = find_order(engine, values["orderid"])
+    try:
+        return engine.force_latest(order["id"], values["status"], values["error_code"], values["error_message"])
+    except SimError as exc:
+        raise ControlError("status", exc.message, http_status=409) from None
 
 
-def settle(engine: Engine, data: dict[str, Any]) -> int:
-    if data.get("orderid") in (None, ""):
+def settle(engine: Engine, key: int | None) -> int:
+    if key is None:
         return engine.settle()
-    tx = find_tx(engine, data["orderid"])
+    tx = find_tx(engine, key)
     if tx["status"] != "approved":
         raise ControlError("orderid", f"{tx['orderid']} is {tx['status']}; only approved transactions settle")
     return engine.settle(tx["orderid"])
 
 
-def add_fault(engine: Engine, data: dict[str, Any]) -> Row:
-    plan = faults.FaultPlan(
-        target=text(data, "target"),
-        kind=text(data, "kind"),
-        count=integer(data, "count", default=1, minimum=1, maximum=faults.MAX_COUNT),
-        seconds=number(data, "seconds", default=0.0, maximum=faults.MAX_DELAY),
-    )
+def add_fault(engine: Engine, values: Values) -> Row:
+    plan = faults.FaultPlan(values["target"], values["kind"], values["count"], values["seconds"])
     try:
         return faults.add(engine.store, plan, engine.clock.now())
     except faults.FaultError as exc:
         raise ControlError(exc.field, exc.reason) from None
 
 
-def callbacks(app: HasState, query: dict[str, str]) -> dict[str, Any]:
+def fault_rule(values: Values) -> list[ControlError]:
+    """What makes no sense in a fault plan as a whole (a kind for another target, seconds for no delay)."""
+    plan = faults.FaultPlan(values["target"], values["kind"], values["count"], values["seconds"])
+    return [ControlError(problem.field, problem.reason) for problem in plan.problems()]
+
+
+def wait_rule(values: Values) -> list[ControlError]:
+    if values["attempts"] is not None and values["orderid"] is None:
+        return [ControlError("orderid", "is required to wait for attempts")]
+    return []
+
+
+def callbacks(app: HasState, values: Values) -> dict[str, Any]:
     """The delivery log; with ``attempts`` (and an ``orderid``), first wait until that many are logged."""
     worker = delivery.worker(app)
-    key = orderid(query["orderid"]) if query.get("orderid") else None
-    reached = True
-    if "attempts" in query:
-        if key is None:
-            raise ControlError("orderid", "is required to wait for attempts")
-        wanted = integer(query, "attempts", minimum=1, maximum=MAX_ATTEMPTS)
-        reached = worker.wait_for_attempts(key, wanted, number(query, "timeout", default=10.0, maximum=MAX_WAIT))
+    key, wanted = values["orderid"], values["attempts"]
+    reached = True if wanted is None else worker.wait_for_attempts(key, wanted, values["timeout"])
     return {"callbacks": worker.deliveries(key), "timed_out": not reached}
+
+
+def resend(app: HasState, engine: Engine, key: int) -> dict[str, Any]:
+    """The order's latest callback to each address queued again; 409 when the order sent none."""
+    find_order(engine, key)
+    worker = delivery.worker(app)
+    ids = worker.resend(key)
+    if not ids:
+        raise ControlError("orderid", f"order {key} has sent no callback yet (no final status, or no "
+                           "server_callback_url or notify_url)", http_status=409)  # fmt: skip
+    return {"resent": [view for view in worker.deliveries(key) if view["id"] in ids]}
 
 
 def advance(engine: Engine, seconds: float) -> None:
@@ -227,7 +220,7 @@ def health(engine: Engine) -> dict[str, Any]:
 
 async def unanswered(request: Request, exc: Exception) -> JSONResponse:
     """A control call while the store does not answer (``StoreUnavailable``): a 503 in the control API's form."""
-    return JSONResponse({"error": f"store: {exc}; try again", "field": "store"}, status_code=503)
+    return JSONResponse(ControlError("store", f"{exc}; try again", http_status=503).body(), status_code=503)
 
 
 async def refused(request: Request, exc: Exception) -> JSONResponse:
@@ -241,120 +234,193 @@ async def quick(request: Request, function: Callable[..., T], *args: Any) -> T:
     return await pools.run(pools.of(request).control, function, *args)
 
 
+# --- the views: (request, engine, the arguments read) -> the JSON answer ----------------------------------------
+
 Answer = dict[str, Any]
-View = Callable[[Request, Engine], Awaitable[Answer]]
 
 
-def routes(engine: Engine) -> list[Route]:
-    """The ``/_sim/`` routes: each view answers JSON (201 for a new fault plan)."""
-
-    def route(path: str, method: str, view: View, status: int = 200) -> Route:
-        async def endpoint(request: Request) -> JSONResponse:
-            return JSONResponse(await view(request, engine), status_code=status)
-
-        endpoint.__name__ = view.__name__  # (the request log names the route by it)
-        return Route(PREFIX + path, endpoint, methods=[method])
-
-    return [
-        route("/reset", "POST", post_reset),
-        route("/journal", "GET", get_journal),
-        route("/transactions/{key}", "GET", get_transaction),
-        route("/transactions/{key}/status", "POST", post_status),
-        route("/orders/{key}", "GET", get_order),
-        route("/orders/{key}/chargeback", "POST", post_chargeback),
-        route("/callbacks", "GET", get_callbacks),
-        route("/clock", "GET", get_clock),
-        route("/clock/advance", "POST", post_advance),
-        route("/settle", "POST", post_settle),
-        route("/faults", "POST", post_fault, status=201),
-        route("/faults", "GET", get_faults),
-        route("/faults", "DELETE", delete_faults),
-        route("/merchants", "GET", get_merchants),
-        route("/health", "GET", get_health),
-    ]
+async def get_index(request: Request, engine: Engine, values: Values) -> Answer:
+    return controlapi.index(ROUTES)
 
 
-async def post_reset(request: Request, engine: Engine) -> Answer:
+async def get_openapi(request: Request, engine: Engine, values: Values) -> Answer:
+    return controlapi.openapi_document(ROUTES, gateway.public_base(request).removesuffix(urls.PAGE_ROOT))
+
+
+async def post_reset(request: Request, engine: Engine, values: Values) -> Answer:
     await quick(request, reset, request.app, engine)
     return {"reset": True, "clock": clock_view(engine)}
 
 
-async def get_journal(request: Request, engine: Engine) -> Answer:
-    query = dict(request.query_params)
-    limit = integer(query, "limit", default=500, minimum=1, maximum=100_000)
+async def get_journal(request: Request, engine: Engine, values: Values) -> Answer:
     journal = request.app.state.journal
-    return {"entries": await quick(request, lambda: journal.entries(login=query.get("login") or None, limit=limit))}
+    login, limit = values["login"] or None, values["limit"]
+    return {"entries": await quick(request, lambda: journal.entries(login=login, limit=limit))}
 
 
-async def get_transaction(request: Request, engine: Engine) -> Answer:
-    key = path_key(request)
-    return await quick(request, lambda: transaction_view(engine, find_tx(engine, key)))
+async def get_transaction(request: Request, engine: Engine, values: Values) -> Answer:
+    return await quick(request, lambda: transaction_view(engine, find_tx(engine, values["orderid"])))
 
 
-async def post_status(request: Request, engine: Engine) -> Answer:
-    key, data = path_key(request), await json_body(request)
-
-    def forced() -> Answer:
-        order = find_order(engine, key)
-        try:
-            return transaction_view(engine, force_status(engine, order, data))
-        except SimError as exc:  # the order's state refuses it (its money, or what followed)
-            raise ControlError("status", exc.message, http_status=409) from None
-
-    return await quick(request, forced)
+async def post_status(request: Request, engine: Engine, values: Values) -> Answer:
+    return await quick(request, lambda: transaction_view(engine, force_status(engine, values)))
 
 
-async def get_order(request: Request, engine: Engine) -> Answer:
-    key = path_key(request)
-    return await quick(request, lambda: order_view(engine, find_order(engine, key)))
+async def get_order(request: Request, engine: Engine, values: Values) -> Answer:
+    return await quick(request, lambda: order_view(engine, find_order(engine, values["orderid"])))
 
 
-async def post_chargeback(request: Request, engine: Engine) -> Answer:
-    key, data = path_key(request), await json_body(request)
-    return await quick(request, lambda: transaction_view(engine, chargeback(engine, find_order(engine, key), data)))
+async def post_chargeback(request: Request, engine: Engine, values: Values) -> Answer:
+    def charged_back() -> Answer:
+        return transaction_view(engine, chargeback(engine, find_order(engine, values["orderid"]), values["amount"]))
+
+    return await quick(request, charged_back)
 
 
-async def get_callbacks(request: Request, engine: Engine) -> Answer:
-    query = dict(request.query_params)
-    if "attempts" not in query:
-        return await quick(request, callbacks, request.app, query)
+async def get_callbacks(request: Request, engine: Engine, values: Values) -> Answer:
+    if values["attempts"] is None:
+        return await quick(request, callbacks, request.app, values)
     waits = pools.of(request).waits
     if waits.available_tokens < 1:  # long-polls have their own threads; beyond them, refuse
         raise ControlError("attempts", f"{waits.total_tokens:g} requests wait already; try again", http_status=503)
-    return await pools.run(waits, callbacks, request.app, query)
+    return await pools.run(waits, callbacks, request.app, values)
 
 
-async def get_clock(request: Request, engine: Engine) -> Answer:
+async def post_resend(request: Request, engine: Engine, values: Values) -> Answer:
+    return await quick(request, resend, request.app, engine, values["orderid"])
+
+
+async def get_clock(request: Request, engine: Engine, values: Values) -> Answer:
     return clock_view(engine)
 
 
-async def post_advance(request: Request, engine: Engine) -> Answer:
-    seconds = number(await json_body(request), "seconds", maximum=MAX_ADVANCE)
-    await quick(request, advance, engine, seconds)
-    return {**clock_view(engine), "advanced": seconds}
+async def post_advance(request: Request, engine: Engine, values: Values) -> Answer:
+    await quick(request, advance, engine, values["seconds"])
+    return {**clock_view(engine), "advanced": values["seconds"]}
 
 
-async def post_settle(request: Request, engine: Engine) -> Answer:
-    data = await json_body(request)
-    return {"settled": await quick(request, settle, engine, data)}
+async def post_settle(request: Request, engine: Engine, values: Values) -> Answer:
+    return {"settled": await quick(request, settle, engine, values["orderid"])}
 
 
-async def post_fault(request: Request, engine: Engine) -> Answer:
-    data = await json_body(request)
-    return await quick(request, add_fault, engine, data)
+async def post_fault(request: Request, engine: Engine, values: Values) -> Answer:
+    return await quick(request, add_fault, engine, values)
 
 
-async def get_faults(request: Request, engine: Engine) -> Answer:
+async def get_faults(request: Request, engine: Engine, values: Values) -> Answer:
     return {"faults": await quick(request, faults.active, engine.store)}
 
 
-async def delete_faults(request: Request, engine: Engine) -> Answer:
+async def delete_faults(request: Request, engine: Engine, values: Values) -> Answer:
     return {"cleared": await quick(request, faults.clear, engine.store)}
 
 
-async def get_merchants(request: Request, engine: Engine) -> Answer:
+async def get_merchants(request: Request, engine: Engine, values: Values) -> Answer:
     return {"merchants": await quick(request, merchants_view, engine)}
 
 
-async def get_health(request: Request, engine: Engine) -> Answer:
+async def get_health(request: Request, engine: Engine, values: Values) -> Answer:
     return await quick(request, health, engine)
+
+
+# --- THE table of routes -------------------------------------------------------------------------------------
+
+ORDERID = Arg("orderid", "orderid", "the order's id (paynet-order-id; the id of its first transaction)", "path", True)
+FAULT_TARGETS = (*OPERATIONS, faults.ANY_OPERATION, faults.CALLBACK)
+ROUTES: tuple[ControlRoute, ...] = (
+    ControlRoute("GET", "/", get_index, "the routes of the control API, their arguments and what each takes",
+                 "{name, version, openapi, refused, routes: [{method, path, summary, answer, arguments, refusals}]}"),
+    ControlRoute("GET", controlapi.OPENAPI_PATH, get_openapi, "this API as an OpenAPI 3.1 document",
+                 "the OpenAPI document"),
+    ControlRoute("POST", "/reset", post_reset, "forget everything: orders, journal, callbacks, faults, nonces; "
+                 "balances as configured; clock offset 0", "{reset: true, clock}"),
+    ControlRoute("GET", "/journal", get_journal, "the requests served, masked, with their conformance warnings",
+                 "{entries: [...]}, oldest first", (
+                     Arg("login", "text", "only this merchant's requests", "query", default=""),
+                     Arg("limit", "integer", "at most this many, the latest", "query", default=500, minimum=1,
+                         maximum=100_000),
+                 )),
+    ControlRoute("GET", "/transactions/{orderid}", get_transaction, "the order's latest transaction (no PAN kept)",
+                 "the transaction", (ORDERID,), refusals=(404,)),
+    ControlRoute("POST", "/transactions/{orderid}/status", post_status, "force the status of the order's latest "
+                 "transaction; a final one sends its callback", "the transaction as forced", (
+                     ORDERID,
+                     Arg("status", "text", "the status to force", required=True, choices=FORCEABLE),
+                     Arg("error_code", "text", "the error code the status carries", default=""),
+                     Arg("error_message", "text", "the error message the status carries", default=""),
+                 ), refusals=(404, 409)),
+    ControlRoute("GET", "/orders/{orderid}", get_order, "the order and every transaction of it, oldest first",
+                 "{orderid, client_orderid, transactions}", (ORDERID,), refusals=(404,)),
+    ControlRoute("POST", "/orders/{orderid}/chargeback", post_chargeback, "the issuer takes back (part of) the "
+                 "charge: an approved chargeback, called back to the order's notify_url", "the chargeback", (
+                     ORDERID,
+                     Arg("amount", "amount", "how much (default: everything still charged)"),
+                 ), refusals=(404, 409)),
+    ControlRoute("GET", "/callbacks", get_callbacks, "the callback deliveries with their attempts; with attempts, "
+                 "wait until the order has that many logged", "{callbacks: [...], timed_out}", (
+                     Arg("orderid", "orderid", "only this order's deliveries", "query"),
+                     Arg("attempts", "integer", "wait until the order has this many attempts logged", "query",
+                         minimum=1, maximum=MAX_ATTEMPTS),
+                     Arg("timeout", "number", "seconds to wait for them", "query", default=10.0, maximum=MAX_WAIT),
+                 ), refusals=(503,), rule=wait_rule),
+    ControlRoute("POST", "/callbacks/{orderid}/resend", post_resend, "send the order's latest callback to each of "
+                 "its addresses again, as it was signed", "{resent: [deliveries]}", (ORDERID,), refusals=(404, 409)),
+    ControlRoute("GET", "/clock", get_clock, "the simulator's time and offset", "{now, iso, offset}"),
+    ControlRoute("POST", "/clock/advance", post_advance, "move the simulator's clock; what falls due (settlement, "
+                 "retries, deadlines, recurring charges) is done before the answer", "{now, iso, offset, advanced}", (
+                     Arg("seconds", "number", "how far", required=True, maximum=MAX_ADVANCE),
+                 )),
+    ControlRoute("POST", "/settle", post_settle, "settle one order's approved transaction now, or every one due",
+                 "{settled: N}", (Arg("orderid", "orderid", "the order (default: every one due)"),),
+                 refusals=(404,)),
+    ControlRoute("POST", "/faults", post_fault, "plan a fault: the next count calls of an operation, or callbacks, "
+                 "go wrong on purpose", "the plan", (
+                     Arg("target", "text", "an operation, * (any) or callback", required=True, choices=FAULT_TARGETS,
+                         valid_text="an operation of the catalogue (GET /paynet/openapi.json), '*' (any operation) "
+                         "or 'callback'"),
+                     Arg("kind", "text", "error, delay or drop for operations; fail or duplicate for callbacks",
+                         required=True, choices=(*faults.OPERATION_KINDS, *faults.CALLBACK_KINDS)),
+                     Arg("count", "integer", "how many calls or callbacks", default=1, minimum=1,
+                         maximum=faults.MAX_COUNT),
+                     Arg("seconds", "number", "the delay (kind delay only)", default=0.0, maximum=faults.MAX_DELAY),
+                 ), status=201, rule=fault_rule),
+    ControlRoute("GET", "/faults", get_faults, "the fault plans still active", "{faults: [...]}"),
+    ControlRoute("DELETE", "/faults", delete_faults, "forget every fault plan", "{cleared: N}"),
+    ControlRoute("GET", "/merchants", get_merchants, "logins, endpoints and payout balances (never control keys)",
+                 "{merchants: [...]}"),
+    ControlRoute("GET", "/health", get_health, "liveness and counts", "{status, version, now, transactions, ...}"),
+)  # fmt: skip
+
+
+def routes(engine: Engine) -> list[BaseRoute]:
+    """The starlette routes of ``ROUTES`` (an endpoint reads its arguments, then calls its view), and one more that
+    answers any other path under the prefix: 404 or 405 in the control API's form."""
+    built: list[Route] = [_route(route, engine) for route in ROUTES]
+
+    async def no_route(request: Request) -> JSONResponse:
+        path, method = request.url.path[:100], request.method  # (a path of 5000 digits is not said back whole)
+        methods = [r.methods for r in built if r.matches(request.scope)[0] is Match.PARTIAL]
+        if methods:
+            takes = " or ".join(sorted({f"{m} {path}" for found in methods for m in found or () if m != "HEAD"}))
+            error = ControlError("method", f"{method} {path} is not a route of the control API; {takes} is",
+                                 http_status=405)  # fmt: skip
+        else:
+            error = ControlError("path", f"{path} is not a route of the control API; GET {PREFIX}/ lists them",
+                                 http_status=404)  # fmt: skip
+        return JSONResponse(error.body(), status_code=error.http_status)
+
+    index = Route(PREFIX, built[0].endpoint, methods=["GET"])  # (``/_sim`` as well as ``/_sim/``)
+    return [*built, index, Route(PREFIX + "/{rest:path}", no_route, methods=ALL_METHODS)]
+
+
+def _route(route: ControlRoute, engine: Engine) -> Route:
+    async def endpoint(request: Request) -> JSONResponse:
+        try:
+            values = await read_arguments(request, route.label, route.args, route.rule)
+            return JSONResponse(await route.view(request, engine, values), status_code=route.status)
+        except ControlError as exc:
+            exc.route = exc.route or route.label
+            raise
+
+    endpoint.__name__ = route.name  # (the request log names the route by it)
+    return Route(PREFIX + route.path, endpoint, methods=[route.method])

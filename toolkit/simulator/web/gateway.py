@@ -20,14 +20,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from toolkit.hosts import url_host
-from toolkit.operations import AuthScheme, Operation, iter_operations
+from toolkit.operations import AnswerStyle, AuthScheme, Operation, iter_operations
 from toolkit.simulator import destinations, faults, journal, pools
 from toolkit.simulator.rules import checks
 from toolkit.simulator.rules.engine import Call, Engine
 from toolkit.simulator.rules.errors import SimError, endpoint_error, server_error, unavailable
 from toolkit.simulator.shaping import TIMEOUT_HOLD
 from toolkit.simulator.storage import StoreBusy, StoreUnavailable, serving
-from toolkit.simulator.web import limits, render, urls
+from toolkit.simulator.web import hosted_fields_answers, limits, render, urls
 from toolkit.wire import MEDIA_TYPE, asks_for_json, content_type_problem
 
 log = logging.getLogger("gatekit.simulator")
@@ -245,7 +245,8 @@ def _finish(gr: GatewayRequest, call: Call, outcome: Any) -> Answer:
     try:
         if isinstance(outcome, BaseException):
             raise outcome
-        body, status = render.result_body(engine, outcome, call, public_base(gr.http)), 200
+        draw = hosted_fields_answers.result_body if _hosted(gr) else render.result_body  # (hosted-fields.md 3.4)
+        body, status = draw(engine, outcome, call, public_base(gr.http)), 200
     except Exception as exc:
         body, status = _failure(gr, exc)
     return _reply(gr, body, status)
@@ -278,7 +279,13 @@ def _reply(gr: GatewayRequest, body: dict[str, Any], status: int) -> Answer:
     )
     request.app.state.journal.record(line)
     request.scope[render.ANSWER_SCOPE_KEY] = (body.get("type", ""), body.get("paynet-order-id", ""))
+    if _hosted(gr):  # JSON with its types; a refused signature in text/plain (hosted-fields.md section 3)
+        return hosted_fields_answers.respond(gr.operation, gr.json_mode, status, body)
     return render.respond(gr.json_mode, status, body)
+
+
+def _hosted(gr: GatewayRequest) -> bool:
+    return gr.operation.answers is AnswerStyle.HOSTED_FIELDS
 
 
 def _login_of(engine: Engine, path_id: str, by_group: bool) -> str:

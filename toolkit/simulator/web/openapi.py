@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from toolkit.fields import FIELDS, Kind
+from toolkit.hosted_answers import NEEDED
 from toolkit.money import CURRENCY_EXPONENTS, WIRE_AMOUNT
-from toolkit.operations import AuthScheme, Operation, iter_operations
+from toolkit.operations import AnswerStyle, AuthScheme, Operation, iter_operations
 from toolkit.simulator.web.limits import MAX_FIELDS, MAX_NAME_LENGTH, MAX_VALUE_LENGTH
 from toolkit.wire import LEGACY_TYPE, MEDIA_TYPE, RESPONSE_TYPES
 
@@ -86,7 +87,7 @@ def _operation(op: Operation, group: bool) -> dict[str, Any]:
         "responses": {
             str(code): {
                 "description": text or op.response_type or op.response.value,
-                "content": {MEDIA_TYPE: {"schema": _RESPONSE}, LEGACY_TYPE: {"schema": _LEGACY}},
+                "content": _content(op, code),
             }
             for code, text in _ANSWERS
         },
@@ -94,6 +95,23 @@ def _operation(op: Operation, group: bool) -> dict[str, Any]:
         "x-operation-code": op.code,
         "x-auth": op.auth.value,
     }
+
+
+def _content(op: Operation, code: int) -> dict[str, Any]:
+    """An answer's media types and schemas: the family's (behaviour section 2), or a Hosted Fields call's
+    (hosted-fields.md section 3: JSON with its types, ``Operation.numbers`` integers; a refused signature in
+    ``text/plain``)."""
+    if op.answers is not AnswerStyle.HOSTED_FIELDS or code == 413:  # (a body too big: refused before the operation)
+        return {MEDIA_TYPE: {"schema": _RESPONSE}, LEGACY_TYPE: {"schema": _LEGACY}}
+    if code == 401:
+        return {"text/plain": {"schema": {"type": "string", "pattern": "^invalid signature: "}}}
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {name: {"type": "integer"} for name in op.numbers},
+        "additionalProperties": {"type": "string"},
+    }
+    schema["required"] = list(NEEDED.get(op.response, ())) if code == 200 else ["error-message"]
+    return {MEDIA_TYPE: {"schema": schema}, LEGACY_TYPE: {"schema": _LEGACY}}
 
 
 def openapi_document(server_url: str = "/paynet") -> dict[str, Any]:

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from toolkit.masking import mask_text
+from toolkit.simulator.rules import hosted_fields
 from toolkit.simulator.rules.engine import Engine
 from toolkit.simulator.storage import Row
 from toolkit.simulator.web.gateway import public_base
@@ -88,9 +89,13 @@ def merchant_redirect(
 
     ``extra`` adds the 3-D Secure result (``cres``, or ``pares`` and ``md``) that the merchant's
     server uploads; ``action``: another address of the merchant's for it (its own 1.0.2 ``TermUrl``).
-    Without a ``redirect_url`` the page shows the parameters instead.
+    Without a ``redirect_url`` the page shows the parameters instead.  A Hosted Fields order's browser posts exactly
+    ``status``, ``orderid``, ``merchant_order`` and ``control`` (hosted-fields.md section 8).
     """
-    params = {**engine.outcome_params(tx), **(extra or {})}
+    if hosted_fields.is_hosted(engine, tx):
+        params = hosted_fields.return_fields(engine, tx)
+    else:
+        params = {**engine.outcome_params(tx), **(extra or {})}
     summary = order_summary(engine, tx)
     target = action or tx["redirect_url"]
     if not target:
