@@ -12,7 +12,7 @@ PIP_FLAGS := --disable-pip-version-check --no-input -q
 # rewritten test modules in every process that the tests start (seconds each, minutes over `make test`).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install test lint typecheck unit certify bench fuzz clean lab screenshots report-screenshots notebook-screenshots test-postgres test-reliability wheel
+.PHONY: install test lint typecheck unit certify bench fuzz clean lab screenshots report-screenshots notebook-screenshots test-postgres test-reliability test-long wheel
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -87,6 +87,14 @@ test-reliability: $(STAMP) $(POSTGRES_STAMP)
 	GATEKIT_STOP_CYCLES=50 GATEKIT_STRICT_RUNS=20 GATEKIT_FORCE_ROUNDS=40 $(VENV)/bin/pytest -q -s -n 0 \
 		tests/simulator/test_stop_cycles.py tests/test_strict_warnings.py tests/test_stop_signals.py \
 		tests/simulator/rules/test_forced_money.py tests/simulator/test_workers_outage.py
+
+# The tests that run the certification suite whole, each with its short pass in make test (tests/suite_passes.py):
+# the lenient simulator, pages in another style, a team simulator of two workers on PostgreSQL, and drift taught
+# its fitted section from the command line, and each injected drift on its own (about 3 minutes on 2 cores). CI runs
+# it after make test.
+test-long: $(STAMP) $(BROWSER_STAMP) $(POSTGRES_STAMP) $(NODE_STAMP)
+	GATEKIT_FULL_SUITES=1 $(VENV)/bin/pytest -q -n 2 --dist loadgroup \
+		tests/certify/test_profiles.py tests/simulator/test_workers.py tests/test_drift_teach.py tests/test_drift.py
 
 # $(1) in the background while $(2) runs (its output printed after theirs); either failing fails the recipe.
 define beside

@@ -21,10 +21,15 @@ from typing import Any
 
 import pytest
 
+from tests import suite_passes
 from tests.once_per_run import once_per_run
 from toolkit import demo
 from toolkit.simulator import SimulatorServer
 from toolkit.simulator.settings import load_settings
+
+# One stand-in difference at a time through the command line: the long pass (make test-long). make test runs all
+# four at once, in process (tests/test_drift_teach.py: each named, then taught away).
+LONG_PASS = pytest.mark.skipif(not suite_passes.FULL, reason="the long pass (make test-long)")
 
 TAGS = "declines"
 
@@ -98,6 +103,7 @@ def test_a_stand_in_configured_as_the_simulator_shows_no_drift(
 
 
 @pytest.mark.slow
+@LONG_PASS
 def test_a_slower_answer_is_an_answer_time_difference(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
     code, report, out = run_against(tmp_path_factory, tmp_path, "answer_delay = 0.3")
     assert code == 1 and kinds(report) == {("answer-time", "sale", ""), ("answer-time", "status", "")}, out
@@ -105,6 +111,7 @@ def test_a_slower_answer_is_an_answer_time_difference(tmp_path_factory: pytest.T
 
 
 @pytest.mark.slow
+@LONG_PASS
 def test_a_field_left_out_of_the_answers_is_a_missing_field(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
@@ -114,6 +121,7 @@ def test_a_field_left_out_of_the_answers_is_a_missing_field(
 
 
 @pytest.mark.slow
+@LONG_PASS
 def test_another_decline_code_is_an_error_code_difference(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
@@ -127,6 +135,7 @@ def test_another_decline_code_is_an_error_code_difference(
 
 
 @pytest.mark.slow
+@LONG_PASS
 def test_another_outcome_for_one_cvv2_is_a_status_difference_of_that_scenario_only(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
@@ -137,6 +146,7 @@ def test_another_outcome_for_one_cvv2_is_a_status_difference_of_that_scenario_on
 
 
 @pytest.mark.slow
+@LONG_PASS
 def test_a_longer_processing_is_a_processing_time_difference(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import suite_passes
 from tests.test_drift import stand_in
 from toolkit import demo, drift
 from toolkit.drift.report import settings_toml
@@ -101,6 +102,9 @@ def _rows(out: str) -> list[list[str]]:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    not suite_passes.FULL, reason="the long pass (make test-long); make test runs the in-process loop of this test"
+)
 def test_four_injected_differences_are_four_named_rows_and_the_fitted_section_makes_drift_clean(
     tmp_path: Path,
 ) -> None:

@@ -1,0 +1,29 @@
+"""How much of the certification suite a test that runs it whole runs: a short pass in ``make test`` (its
+8-minute budget), the whole suite in ``make test-long`` (``GATEKIT_FULL_SUITES=1``; CI runs both).
+
+Each short pass keeps what its test is about: the scenarios the property concerns, not a sample.
+"""
+
+from __future__ import annotations
+
+import os
+
+FULL = os.environ.get("GATEKIT_FULL_SUITES") == "1"
+
+# A team simulator: what goes through its control API and its callbacks, and the 3-D Secure roads.
+TEAM_TAGS = "simulator or callbacks or gateway_run"
+# Pages in another style: every scenario that has the payer read a page (hosted forms, 3-D Secure, Hosted Fields).
+PAGES_TAGS = "browser or sale_form or transfer_form or gateway_run"
+
+
+def certify_tags(short: str) -> list[str]:
+    """``--tags`` for ``gatekit certify``: none for the whole suite."""
+    return [] if FULL else ["--tags", short]
+
+
+def lenient_step_modules() -> list[str]:
+    """The step modules pytest runs for the lenient pass: those of the four @strict scenarios, and Hosted Fields'
+    (the newest rules a lenient simulator must not forgive by mistake)."""
+    if FULL:
+        return ["steps"]
+    return ["steps/test_refusals.py", "steps/test_tokenization.py", "steps/test_hosted_fields.py"]
