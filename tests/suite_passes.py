@@ -13,7 +13,9 @@ FULL = os.environ.get("GATEKIT_FULL_SUITES") == "1"
 # A team simulator: what goes through its control API and its callbacks, and the 3-D Secure roads.
 TEAM_TAGS = "simulator or callbacks or gateway_run"
 # Pages in another style: every scenario that has the payer read a page (hosted forms, 3-D Secure, Hosted Fields).
-PAGES_TAGS = "browser or sale_form or transfer_form or gateway_run"
+PAGES_TAGS = "browser or sale_form"
+# A scaffolded merchant project: its own feature and the packaged callbacks flow.
+SCAFFOLD_TAGS = "checkout or callbacks"
 
 
 def certify_tags(short: str) -> list[str]:
@@ -27,3 +29,9 @@ def lenient_step_modules() -> list[str]:
     if FULL:
         return ["steps"]
     return ["steps/test_refusals.py", "steps/test_tokenization.py", "steps/test_hosted_fields.py"]
+
+
+def outside_step_modules() -> tuple[str, ...]:
+    """The step modules run against an outside gateway without callbacks: the cards (what runs against a sandbox),
+    the callbacks and the follow-ups (what it must skip, and say why)."""
+    return ("steps",) if FULL else ("steps/test_cards.py", "steps/test_callbacks.py", "steps/test_preauth.py")
