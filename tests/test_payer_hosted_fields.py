@@ -26,21 +26,10 @@ from toolkit.payer.visits import Visit
 from toolkit.simulator import SimulatorServer
 from toolkit.simulator.web import hosted_fields_api, hosted_fields_pages
 from toolkit.testdata import Card, card_for, new_client_orderid
+from toolkit.testdata.orders import BROWSER_DATA
 
 PAGE = "http://127.0.0.1:9/checkout"  # the merchant's checkout page (nobody listens: only its origin is sent)
 CARD = "4444444444444448"  # the examples' test card
-BROWSER = {
-    "customer_browser_info": "true",
-    "customer_browser_javascript_enabled": "true",
-    "customer_browser_java_enabled": "false",
-    "customer_browser_accept_language": "en-US",
-    "customer_browser_color_depth": "24",
-    "customer_browser_screen_width": "1280",
-    "customer_browser_screen_height": "800",
-    "customer_browser_time_zone": "0",
-    "customer_browser_accept_header": "text/html",
-    "customer_browser_user_agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0",
-}
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +74,7 @@ def the_card(outcome: str = "approved", number: str = CARD) -> Card:
 def sale(client: GatewayClient, receiver: CallbackReceiver, token: HostedFieldsToken) -> HostedSaleResponse:
     """The merchant's server charges the token as the examples do."""
     return client.sale_v4(
-        BROWSER, client_orderid="hf-" + new_client_orderid(), order_desc="Hosted Fields example order",
+        BROWSER_DATA, client_orderid="hf-" + new_client_orderid(), order_desc="Hosted Fields example order",
         amount="1.00", currency="USD", hosted_fields_token=token.token, card_printed_name="ANNA WEBER",
         first_name="Anna", last_name="Weber", address1="100 Main st", city="Seattle", zip_code="98102",
         country="US", state="WA", phone="+12063582043", email="anna@example.com", ipaddress="203.0.113.7",
