@@ -95,7 +95,7 @@ test-reliability: $(STAMP) $(POSTGRES_STAMP)
 test-long: $(STAMP) $(BROWSER_STAMP) $(POSTGRES_STAMP) $(NODE_STAMP)
 	GATEKIT_FULL_SUITES=1 $(VENV)/bin/pytest -q -n 2 --dist loadgroup \
 		tests/certify/test_profiles.py tests/simulator/test_workers.py tests/test_drift_teach.py tests/test_drift.py \
-		tests/test_wheel.py
+		tests/test_wheel.py tests/certify/test_in_flight.py
 
 # $(1) in the background while $(2) runs (its output printed after theirs); either failing fails the recipe.
 define beside
@@ -143,7 +143,7 @@ $(WRK_STAMP): | $(STAMP)
 	else echo "wrk is needed: apt-get install wrk"; exit 1; fi
 	@touch $(WRK_STAMP)
 
-bench: $(STAMP) $(WRK_STAMP) $(POSTGRES_STAMP)
+bench: $(STAMP) $(WRK_STAMP) $(POSTGRES_STAMP) $(BROWSER_STAMP)
 	$(PY) benchmarks/bench_signing.py
 	$(PY) benchmarks/bench_simulator.py
 	$(PY) benchmarks/bench_client.py
@@ -155,6 +155,7 @@ bench: $(STAMP) $(WRK_STAMP) $(POSTGRES_STAMP)
 	$(PY) benchmarks/bench_abuse.py
 	$(PY) benchmarks/bench_startup.py
 	$(PY) benchmarks/bench_suite.py
+	$(PY) benchmarks/bench_sandbox_run.py
 	$(PY) benchmarks/bench_team.py
 	$(PY) benchmarks/bench_load_generator.py
 	$(PY) benchmarks/bench_drift.py

@@ -14,6 +14,9 @@ FULL = os.environ.get("GATEKIT_FULL_SUITES") == "1"
 TEAM_TAGS = "simulator or callbacks or gateway_run"
 # Pages in another style: every scenario that has the payer read a page (hosted forms, 3-D Secure, Hosted Fields).
 PAGES_TAGS = "browser or sale_form"
+# Scenarios side by side against a stand-in sandbox: the follow-ups (several orders and waits each) and the callbacks
+# (through the one forwarded port).
+IN_FLIGHT_TAGS = "returns or callbacks"
 # A scaffolded merchant project: its own feature and the packaged callbacks flow.
 SCAFFOLD_TAGS = "checkout or callbacks"
 

@@ -56,7 +56,7 @@ def record(tmp: Path, server: SimulatorServer) -> Path:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GATEWAY_", "GATEKIT_"))}
     env |= {"STANDIN_KEY": demo.CONTROL_KEY, "GATEKIT_BROWSER": "off"}
     command = [sys.executable, "-m", "toolkit.cli", "certify", "--profile", "standin", "--tags", TAGS, "--no-html",
-               "--record", "recording"]  # fmt: skip
+               "--record", "recording", "--in-flight", "2"]  # fmt: skip
     done = subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert (tmp / "recording" / "index.json").is_file(), done.stdout[-3000:] + done.stderr[-2000:]
     return tmp / "recording"

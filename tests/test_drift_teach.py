@@ -76,7 +76,19 @@ def _certify(tmp: Path, base_url: str, poll: str) -> None:
         f'endpoint_group_id = "{demo.ENDPOINT_GROUP_ID}"\nlogin = "{demo.LOGIN}"\ncontrol_key_env = "STANDIN_KEY"\n'
         f'private_key_file = "{key}"\n{poll}\n'
     )
-    done = _gatekit(tmp, "certify", "--profile", "standin", "--tags", "declines", "--no-html", "--record", "recording")
+    done = _gatekit(
+        tmp,
+        "certify",
+        "--profile",
+        "standin",
+        "--tags",
+        "declines",
+        "--no-html",
+        "--record",
+        "recording",
+        "--in-flight",
+        "2",
+    )
     assert (tmp / "recording" / "index.json").is_file(), done.stdout[-3000:] + done.stderr[-2000:]
 
 

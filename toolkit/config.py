@@ -14,6 +14,7 @@ polling schedule).  Named profiles come from a TOML file (``gatekit.toml``, or t
     private_key_file = "keys/private-pkcs8.pem"
     callback_url = "https://hooks.acme.example/gateway"   # where the gateway can reach our receiver
     poll = { intervals = [3, 3, 5], deadline = 600 }
+    in_flight = 8                              # gatekit certify: orders in flight at once (default 12)
 
     [profiles.acme-sandbox.payer]              # what the payer cannot read from the sandbox's pages
     challenge_password = "123456"
@@ -42,6 +43,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from toolkit import demo
+from toolkit.certify.options import MAX_IN_FLIGHT
 from toolkit.envnames import ENV_VARS as ENV_VARS  # re-exported: the names live where --help can read them cheaply
 from toolkit.keys import load_private_key
 from toolkit.masking import Secret
@@ -93,6 +95,7 @@ class GatewayConfig:
     poll: PollSchedule = SIMULATOR_POLL
     user_agent: str = "gatekit"
     simulator: bool = False  # the gateway is a gatekit simulator: its control API answers at the base URL's root
+    in_flight: int | None = None  # gatekit certify's orders in flight at once (None: IN_FLIGHT, or 1 when embedded)
     _private_key_pem: bytes | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -101,6 +104,14 @@ class GatewayConfig:
             raise ConfigError(
                 f"profile {self.profile}: set an endpoint id or an endpoint group id "
                 f"({ENV_VARS['endpoint_id']} or {ENV_VARS['endpoint_group_id']})"
+            )
+        if self.in_flight is not None and (
+            isinstance(self.in_flight, bool) or not isinstance(self.in_flight, int)
+            or not 1 <= self.in_flight <= MAX_IN_FLIGHT
+        ):  # fmt: skip
+            raise ConfigError(
+                f"profile {self.profile}: in_flight must be a whole number from 1 to {MAX_IN_FLIGHT} (orders "
+                f"in flight at once in gatekit certify), not {self.in_flight!r}"
             )
 
     @cached_property

@@ -76,7 +76,8 @@ def test_a_scenario_that_moves_the_clock_runs_alone_and_the_others_side_by_side(
                           text=True, timeout=300, check=False)  # fmt: skip
 
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    said = f"starting 2 workers against the simulator at {team.base_url} (a scenario that moves its clock or faults"
+    said = (f"starting 2 workers against the simulator at {team.base_url} (2 scenarios at a time, the longest first; "
+            "a scenario that moves its clock or faults")  # fmt: skip
     assert said in done.stdout, done.stdout
     runs = [json.loads(line) for line in intervals.read_text().splitlines()]
     [clock] = [(start, end) for name, start, end in runs if "time_passes" in name]

@@ -240,7 +240,7 @@ def test_the_certification_suite_passes_against_two_workers(
             f'[profiles.team]\nbase = "simulator"\nbase_url = "{running.base_url}"\n'
         )
         env = {name: value for name, value in os.environ.items() if not name.startswith(("GATEWAY_", "GATEKIT_"))}
-        command = [sys.executable, "-m", "toolkit.cli", "certify", "--profile", "team", "--no-html",
+        command = [sys.executable, "-m", "toolkit.cli", "certify", "--profile", "team", "--no-html", "--in-flight", "3",
                    *suite_passes.certify_tags(suite_passes.TEAM_TAGS)]  # fmt: skip
         done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
     finally:

@@ -113,6 +113,13 @@ class CallbackReceiver:
         return f"http://{url_host(self.host)}:{self._server.server_address[1]}"
 
     @property
+    def port_number(self) -> int:
+        """The port it listens on (the one the system chose for ``port=0``)."""
+        if self._server is None:
+            raise RuntimeError("the receiver has no port before start()")
+        return int(self._server.server_address[1])
+
+    @property
     def callback_url(self) -> str:
         """For ``server_callback_url`` (behaviour section 4)."""
         return f"{self.base_url}/{CALLBACK}"

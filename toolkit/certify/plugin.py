@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import allure
 import pytest
 
-from toolkit.certify import naming, shared, tidy
+from toolkit.certify import naming, parallel, shared, tidy
 from toolkit.certify.pytest_compat import stop_rewriting
 from toolkit.operations import OPERATIONS
 
@@ -75,6 +75,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="embed a lenient simulator: it forgives what the production gateway refuses (journal warnings)",
     )
+    group.addoption(
+        parallel.ORDER_OPTION,
+        default=None,
+        metavar="FILE",
+        help="start the scenarios that took longest in earlier runs first (times from and into FILE: gatekit certify "
+        "gives reports/durations.json when scenarios run side by side)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -85,6 +92,10 @@ def pytest_configure(config: pytest.Config) -> None:
     for tag in (*FLOW_TAGS, *OPERATIONS):
         config.addinivalue_line("markers", f"{tag}: gatekit scenario tag")
     tidy.install(config)
+    durations = config.getoption(parallel.ORDER_OPTION, None)
+    if durations and not hasattr(config, "workerinput"):  # (the run's first process sees every report)
+        profile = _profile_name(profile_option(config)[0])
+        config.pluginmanager.register(parallel.DurationLog(Path(durations), profile), "gatekit-durations")
     folder = config.getoption("--gateway-record", None)
     if folder and not hasattr(config, "workerinput"):  # the run's first process: an earlier run's files go
         from toolkit.recording import clear
@@ -151,6 +162,11 @@ def profile_option(config: pytest.Config) -> tuple[str | None, Path | None]:
     """``--gateway-profile`` (None: ``GATEKIT_PROFILE`` or ``simulator``) and ``--gateway-config``."""
     file = config.getoption("--gateway-config")
     return config.getoption("--gateway-profile"), Path(file) if file else None
+
+
+def _profile_name(name: str | None) -> str:
+    """The profile's name as the durations file keeps it (a profile that cannot be used is said elsewhere)."""
+    return name or os.environ.get("GATEKIT_PROFILE") or "simulator"
 
 
 def load_profile(config: pytest.Config) -> GatewayConfig:
@@ -292,6 +308,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             label(item)
         tidy.remember_identities(config, items)
     base = usable_profile(config) if any(map(needs_gateway, items)) else None
+    durations = config.getoption(parallel.ORDER_OPTION, None)
+    if durations:
+        earlier = parallel.read_durations(Path(durations), _profile_name(profile_option(config)[0]))
+        parallel.longest_first(items, earlier)
     skip_browser_scenarios(items)
     if _run_lock(config) is not None:
         for item in items:

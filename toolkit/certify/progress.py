@@ -158,10 +158,11 @@ def what_starts(config: pytest.Config) -> str:
         return starting
     if embeds_simulator(profile):
         return f"{starting}, each with its embedded simulator" if workers else "starting the embedded simulator"
+    at_once = f"{workers} scenarios at a time, the longest first" if workers else ""
     if workers and outside_simulator(profile):
         alone = "a scenario that moves its clock or faults runs alone"
-        return f"{starting} against the simulator at {profile.base_url} ({alone})"
-    return f"{starting} against {profile.base_url}"
+        return f"{starting} against the simulator at {profile.base_url} ({at_once}; {alone})"
+    return f"{starting} against {profile.base_url}" + (f" ({at_once})" if at_once else "")
 
 
 def _skip_reason(report: pytest.TestReport) -> str:

@@ -34,10 +34,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from toolkit import suite
 from toolkit._version import ALLURE_VERSION
-from toolkit.certify import catalog, keywords, offline, summary
+from toolkit.certify import catalog, keywords, offline, parallel, summary
 from toolkit.certify.options import CertifyOptions as CertifyOptions  # (re-exported: where it always was)
 from toolkit.certify.staging import StagedRun
 from toolkit.certify.target import target_note
@@ -159,8 +160,9 @@ def pytest_args(options: CertifyOptions, folders: list[Path], cwd: Path, *, chec
         args.append(f"--gateway-config={options.config_file}")
     if options.tags:
         args += ["-m", options.tags]
-    if options.workers:
-        args += ["-n", str(options.workers)]
+    if options.workers > 1:  # (toolkit.certify.parallel: scenarios side by side, the longest first)
+        args += ["-n", str(options.workers), f"{parallel.ORDER_OPTION}={options.reports / parallel.DURATIONS}"]
+        args += [] if options.embedded else ["--dist", "worksteal"]
     if options.lenient:
         args.append("--simulator-lenient")
     if options.record:
@@ -273,11 +275,15 @@ def certify(options: CertifyOptions, cwd: Path | None = None) -> int:
     ``Interrupted``."""
     cwd = cwd or Path.cwd()
     folders, selected = prepare(options, cwd)
-    options = replace(options, history=history_name(options, folders, cwd))
+    options = replace(options, history=history_name(options, folders, cwd), **side_by_side(options, selected))
     print(starting_line(options, selected), flush=True)
     staged = StagedRun(options)
     try:
         code, seconds = _run_pytest(staged.options, folders, cwd)
+        if staged.options.record is not None and staged.options.record.is_dir():
+            from toolkit.recording.run import join_parts
+
+            join_parts(staged.options.record)  # (the workers' parts of the index: one index.json, as serially)
         index = _reports(staged, seconds, cwd)
     except BaseException:
         staged.discard()
@@ -300,8 +306,8 @@ def _run_pytest(options: CertifyOptions, folders: list[Path], cwd: Path) -> tupl
     a process group of its own, so that an interruption reaches it, its workers and its browsers together."""
     command = [sys.executable, "-m", "pytest", *pytest_args(options, folders, cwd)]
     started = time.monotonic()
-    with _signals_interrupt():
-        process = subprocess.Popen(command, cwd=cwd, start_new_session=True, preexec_fn=signals_at_default)
+    with _signals_interrupt(), _callback_front(options) as env:
+        process = subprocess.Popen(command, cwd=cwd, start_new_session=True, preexec_fn=signals_at_default, env=env)
         try:
             code = process.wait()
         except KeyboardInterrupt:
@@ -310,6 +316,28 @@ def _run_pytest(options: CertifyOptions, folders: list[Path], cwd: Path) -> tupl
         finally:
             _end_group(process.pid)  # (what the run left behind: a browser whose teardown did not run)
     return code, time.monotonic() - started
+
+
+@contextmanager
+def _callback_front(options: CertifyOptions) -> Iterator[dict[str, str] | None]:
+    """Scenarios side by side against a gateway that calls back through the profile's public ``callback_url``:
+    the forwarded port (``GATEKIT_CALLBACK_PORT``) is the run's ``CallbackFront``, and each worker's receiver is
+    reached through it (``toolkit.callbacks.front``).  Yields pytest's environment (None: this process's)."""
+    if options.workers <= 1 or options.embedded:
+        yield None
+        return
+    config = load_config(options.profile, file=options.config_file)
+    if not config.callback_url or config.simulator:  # (a simulator on this machine calls each receiver itself)
+        yield None
+        return
+    import tempfile
+
+    from toolkit.callbacks.front import ROUTES_ENV, CallbackFront
+
+    with tempfile.TemporaryDirectory(prefix="gatekit-callback-routes-") as routes:
+        port = int(os.environ.get("GATEKIT_CALLBACK_PORT", "0"))
+        with CallbackFront(Path(routes), port=port):
+            yield {**os.environ, ROUTES_ENV: routes}
 
 
 def _reports(staged: StagedRun, seconds: float, cwd: Path) -> Path | None:
@@ -327,6 +355,16 @@ def _reports(staged: StagedRun, seconds: float, cwd: Path) -> Path | None:
         note = target_note(options.profile, config_file=options.config_file)
         summary.write_markdown(junit, profile=profile, seconds=seconds, report=index, note=note)
     return final_index
+
+
+def side_by_side(options: CertifyOptions, selected: list[catalog.Entry]) -> dict[str, Any]:
+    """How many scenarios run at once (``toolkit.certify.parallel``), and whether the run embeds the simulator."""
+    from toolkit.certify.target import embeds_simulator
+
+    config = load_config(options.profile, file=options.config_file)
+    embedded = embeds_simulator(config)
+    workers = parallel.in_flight(config, options.workers, embedded=embedded, scenarios=len(selected))
+    return {"workers": workers if workers > 1 else 0, "embedded": embedded}
 
 
 def starting_line(options: CertifyOptions, selected: list[catalog.Entry]) -> str:

@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from toolkit.certify.options import CertifyOptions
+from toolkit.certify.parallel import DURATIONS
 
 
 def _beside(target: Path, tag: str) -> Path:
@@ -54,6 +55,9 @@ class StagedRun:
         history = options.reports / options.history  # Allure's trends: kept across runs, appended by this one
         if history.is_file():
             shutil.copy2(history, self.reports / options.history)
+        durations = options.reports / DURATIONS  # the scenarios' seconds in earlier runs: the longest start first
+        if durations.is_file():
+            shutil.copy2(durations, self.reports / DURATIONS)
         self.options = replace(options, results=self.results, reports=self.reports, record=self.record)
 
     def final_path(self, staged: Path) -> Path:

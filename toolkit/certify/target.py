@@ -2,7 +2,9 @@
 
 For the simulator the suite starts it on a free loopback port and stops it at the end.  A sandbox
 profile needs a public ``callback_url`` that forwards to this machine's callback receiver
-(``GATEKIT_CALLBACK_PORT``); without one, callback scenarios are skipped with that reason.
+(``GATEKIT_CALLBACK_PORT``); without one, callback scenarios are skipped with that reason.  When scenarios run side
+by side, each worker's receiver takes a free port and the run's ``CallbackFront`` (``toolkit.callbacks.front``)
+listens on that one, handing each callback to the worker whose order it is for.
 """
 
 from __future__ import annotations
@@ -129,6 +131,7 @@ def start_target(profile: str | None, *, config_file: Path | None = None, lenien
     ``lenient``: the embedded simulator forgives what the production gateway refuses.
     """
     from toolkit.callbacks import CallbackReceiver
+    from toolkit.callbacks.front import ROUTES_ENV, register, worker_path
     from toolkit.config import load_config
     from toolkit.simulator.server import SimulatorServer
 
@@ -142,9 +145,14 @@ def start_target(profile: str | None, *, config_file: Path | None = None, lenien
         config = base
         if outside_simulator(base):
             control, latency = outside_control(base)
-    port = int(os.environ.get("GATEKIT_CALLBACK_PORT", "0")) if server is None else 0
+    routes, worker = os.environ.get(ROUTES_ENV), os.environ.get("PYTEST_XDIST_WORKER")
+    fronted = server is None and bool(routes and worker and config.callback_url)
+    port = int(os.environ.get("GATEKIT_CALLBACK_PORT", "0")) if server is None and not fronted else 0
     payer = load_payer_settings(profile, config_file=config_file)
     receiver = CallbackReceiver(config.control_key, port=port).start()
+    if fronted and routes and worker and config.callback_url:  # (scenarios side by side: toolkit.callbacks.front)
+        register(Path(routes), worker, receiver.port_number)
+        config = config.with_overrides(callback_url=worker_path(config.callback_url, worker))
     return GatewayTarget(profile=base.profile, config=config, receiver=receiver, server=server, payer_settings=payer,
                          _control=control, outside_latency=latency)  # fmt: skip
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from toolkit.certify.options import IN_FLIGHT, MAX_IN_FLIGHT
 from toolkit.commands.common import Subparsers, UsageError
 
 EXIT_INTERRUPTED = 130  # (128 + SIGINT, as shells report a command that Ctrl-C stopped)
@@ -65,7 +66,17 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument("--results", type=Path, default=Path("allure-results"), help="Allure results directory")
     parser.add_argument("--reports", type=Path, default=Path("reports"), help="JUnit XML and HTML report directory")
-    parser.add_argument("-n", "--workers", type=int, default=0, help="parallel workers (pytest-xdist)")
+    parser.add_argument(
+        "--in-flight",
+        "-n",
+        "--workers",
+        dest="workers",
+        type=_in_flight,
+        default=0,
+        metavar="N",
+        help="scenarios run at once, each in a pytest-xdist worker waiting on one order at a time (default: 1 on the "
+        f"embedded simulator; elsewhere the profile's in_flight, else {IN_FLIGHT}); 1 runs them one after another",
+    )
     parser.add_argument("--no-html", action="store_true", help="skip the Allure HTML report")
     parser.add_argument(
         "--lenient",
@@ -79,6 +90,17 @@ def register(subparsers: Subparsers) -> None:
         help="record every scenario as HAR 1.2 in DIR (masked), with index.json, for gatekit drift DIR",
     )
     parser.set_defaults(handler=run)
+
+
+def _in_flight(text: str) -> int:
+    """``--in-flight N``: a whole number from 1 to ``MAX_IN_FLIGHT``, said in one line otherwise."""
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= MAX_IN_FLIGHT:
+        raise argparse.ArgumentTypeError(f"a whole number from 1 to {MAX_IN_FLIGHT}, not {text!r}")
+    return number
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,7 +3,8 @@
 ``index.json``: ``profile``, ``base_url`` (the gateway's; "embedded simulator" for the simulator), ``started``
 (UTC), ``gatekit`` (version), ``simulator`` (the embedded simulator's settings, when it was one) and
 ``scenarios``: one ``{"name", "nodeid", "file", "outcome", "started", "tags"}`` per scenario, in the order they
-started (parallel workers write ``index.<worker>.json`` each; ``read_index`` of ``reading.py`` merges them).
+started (parallel workers write ``index.<worker>.json`` each; ``read_index`` of ``reading.py`` merges them, and
+``join_parts`` writes them as one ``index.json`` once the run is over, as a serial run leaves it).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from toolkit._version import __version__
 from toolkit.recording.har import iso
-from toolkit.recording.reading import INDEX
+from toolkit.recording.reading import INDEX, read_index
 from toolkit.recording.recorder import Recorder
 
 
@@ -36,6 +37,18 @@ def clear(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for old in (*folder.glob("*.har"), *folder.glob("index*.json")):
         old.unlink()
+
+
+def join_parts(folder: Path) -> None:
+    """The parallel workers' ``index.<worker>.json`` as one ``index.json`` (their scenarios in the order they started,
+    the run's start its first part's), the parts removed: the folder as a serial run leaves it."""
+    parts = [part for part in Path(folder).glob("index.*.json") if part.name != INDEX]
+    if not parts or (Path(folder) / INDEX).exists():
+        return
+    joined = read_index(Path(folder))
+    (Path(folder) / INDEX).write_text(json.dumps(joined, indent=1) + "\n", encoding="utf-8")
+    for part in parts:
+        part.unlink()
 
 
 class RecordingRun:
