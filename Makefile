@@ -12,7 +12,7 @@ PIP_FLAGS := --disable-pip-version-check --no-input -q
 # rewritten test modules in every process that the tests start (seconds each, minutes over `make test`).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install test lint typecheck unit certify bench fuzz clean lab screenshots report-screenshots notebook-screenshots test-postgres test-reliability test-long wheel
+.PHONY: install test lint typecheck unit certify bench fuzz clean lab screenshots report-screenshots notebook-screenshots test-postgres test-reliability test-long wheel test-hosts test-image
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -97,6 +97,18 @@ test-long: $(STAMP) $(BROWSER_STAMP) $(POSTGRES_STAMP) $(NODE_STAMP)
 		tests/certify/test_profiles.py tests/simulator/test_workers.py tests/test_drift_teach.py tests/test_drift.py \
 		tests/test_wheel.py tests/certify/test_in_flight.py
 
+# The team simulator across hosts made on this machine (network namespaces joined by veth pairs to a bridge; root
+# and iproute2): PostgreSQL, two `gatekit simulate --workers 2`, Locust's master and two workers, each on its own
+# address; each host's address and what ran there printed with the figures (make test runs a short pass).
+test-hosts: $(STAMP) $(POSTGRES_STAMP)
+	GATEKIT_HOSTS_ORDERS=40 GATEKIT_HOSTS_LOAD_SECONDS=20 GATEKIT_HOSTS_LOAD_WORKERS=2 $(VENV)/bin/pytest -q -s -n 0 tests/hosts
+
+# The container image (Dockerfile) built here offline from a Debian base (debootstrap + docker import, cached in
+# ~/.cache/gatekit/image) and a wheelhouse made on the host, run with --network host, certified whole with the
+# team profile (scripts/test_image.py; root: it installs docker.io and debootstrap, and starts dockerd if none runs).
+test-image: $(STAMP) $(POSTGRES_STAMP)
+	$(PY) scripts/test_image.py
+
 # $(1) in the background while $(2) runs (its output printed after theirs); either failing fails the recipe.
 define beside
 @log=$$(mktemp); $(MAKE) --no-print-directory $(1) > $$log 2>&1 & other=$$!; \
@@ -157,6 +169,7 @@ bench: $(STAMP) $(WRK_STAMP) $(POSTGRES_STAMP) $(BROWSER_STAMP)
 	$(PY) benchmarks/bench_suite.py
 	$(PY) benchmarks/bench_sandbox_run.py
 	$(PY) benchmarks/bench_team.py
+	$(PY) benchmarks/bench_team_postgres.py
 	$(PY) benchmarks/bench_load_generator.py
 	$(PY) benchmarks/bench_drift.py
 

@@ -55,8 +55,9 @@ def free_port() -> int:
 def profile(folder: Path, base_url: str, callback_port: int | None) -> None:
     key = folder / "demo-private.pem"
     key.write_bytes(demo.private_key_pem())
-    lines = ["[profiles.standin]", 'base = "sandbox"', f'base_url = "{base_url}"', f'endpoint_id = "{demo.ENDPOINT_ID}"',
-             f'login = "{demo.LOGIN}"', 'control_key_env = "STANDIN_CONTROL_KEY"', f'private_key_file = "{key}"']  # fmt: skip
+    lines = ["[profiles.standin]", 'base = "sandbox"', f'base_url = "{base_url}"',
+             f'endpoint_id = "{demo.ENDPOINT_ID}"', f'login = "{demo.LOGIN}"',
+             'control_key_env = "STANDIN_CONTROL_KEY"', f'private_key_file = "{key}"']  # fmt: skip
     if callback_port:
         lines.append(f'callback_url = "http://127.0.0.1:{callback_port}"')
     (folder / "gatekit.toml").write_text("\n".join(lines) + "\n")
@@ -131,7 +132,8 @@ def main() -> int:
                 order = "first-run order" if number == 1 else "longest first (earlier durations)"
                 print(f"parallel {number}: {wall:6.1f} s wall, {cpu:5.1f} s CPU, slowest {took:5.2f} s ({name[:50]}): "
                       f"{wall / took:5.2f}x (goal <= {GOAL:g}x); {order}; verdicts "
-                      f"{'same as serial' if same else 'DIFFER: ' + '; '.join(differ)}; exit {code}; {load()}")  # fmt: skip
+                      f"{'same as serial' if same else 'DIFFER: ' + '; '.join(differ)}; exit {code}; "
+                      f"{load()}")  # fmt: skip
                 failed |= wall / took > GOAL or same is False or code != 0
             print(f"parallel / slowest: {', '.join(f'{r:.2f}x' for r in ratios)}; goal <= {GOAL:g}x: "
                   f"{'met in every run' if all(r <= GOAL for r in ratios) else 'NOT met in every run'}")  # fmt: skip

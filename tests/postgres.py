@@ -1,7 +1,9 @@
 """A throwaway PostgreSQL cluster for the tests: Debian's server (``initdb``, ``pg_ctl``) in a temporary folder on a
 free loopback port, as the ``postgres`` user when the tests run as root (PostgreSQL refuses root), stopped and
 removed at the end.  ``GATEKIT_POSTGRES=off`` skips the tests that need it, saying so; so does a machine without
-the server (``make test`` installs it with apt when it runs as root).
+the server (``make test`` installs it with apt when it runs as root).  ``cluster(host=..., clients=..., wrap=...)``
+runs one elsewhere: bound to another address, trusting a network of clients, its server inside a network namespace
+(``wrap=("ip", "netns", "exec", NAME)``: tests/hosts).
 """
 
 from __future__ import annotations
@@ -45,25 +47,35 @@ class Cluster:
     folder: Path
     port: int
     user: str
+    host: str = "127.0.0.1"  # listen_addresses, and the host of url()
+    wrap: tuple[str, ...] = ()  # a command prefix for the server's commands (a network namespace: ip netns exec)
 
     @property
     def data(self) -> Path:
         return self.folder / "data"
 
     def options(self) -> str:
-        return f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off " \
+        return f"-p {self.port} -k {self.folder} -c listen_addresses={self.host} -c fsync=off " \
                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"  # fmt: skip
 
     def pg_ctl(self, *args: str) -> subprocess.CompletedProcess[str]:
         """``pg_ctl -D DATA ARGS`` as the ``postgres`` user, its server's output in the cluster's log (a server
         started by it would otherwise hold this call's pipes open)."""
-        command = [str(_binary("pg_ctl")), "-D", str(self.data), "-l", str(self.folder / "log"), *args]
-        done: subprocess.CompletedProcess[str] = subprocess.run(
-            command, capture_output=True, text=True, check=False, cwd=self.folder, timeout=90, **_as_postgres()
-        )  # type: ignore[call-overload]
+        done = self.run([str(_binary("pg_ctl")), "-D", str(self.data), "-l", str(self.folder / "log"), *args], 90)
         if done.returncode != 0:
             raise RuntimeError(f"pg_ctl {' '.join(args)} failed: {done.stdout}{done.stderr}"
                                f"{(self.folder / 'log').read_text(errors='replace')}")  # fmt: skip
+        return done
+
+    def run(self, command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+        """COMMAND as the ``postgres`` user, inside ``wrap`` when given (``runuser`` then: it enters as root)."""
+        if self.wrap and os.geteuid() == 0:
+            command, options = [*self.wrap, "runuser", "-u", "postgres", "--", *command], {}
+        else:
+            options = _as_postgres()
+        done: subprocess.CompletedProcess[str] = subprocess.run(
+            command, capture_output=True, text=True, check=False, cwd=self.folder, timeout=timeout, **options
+        )  # type: ignore[call-overload]
         return done
 
     def stop(self) -> None:
@@ -74,7 +86,7 @@ class Cluster:
         self.pg_ctl("-o", self.options(), "-w", "-t", "60", "start")
 
     def url(self, database: str = "postgres") -> str:
-        return f"postgresql://{self.user}@127.0.0.1:{self.port}/{database}"
+        return f"postgresql://{self.user}@{self.host}:{self.port}/{database}"
 
     def new_database(self) -> str:
         """A fresh, empty database of this cluster; its URL."""
@@ -98,24 +110,27 @@ def _free_port() -> int:
 
 
 @contextmanager
-def cluster() -> Iterator[Cluster]:
-    """A throwaway cluster (initdb in a temporary folder, a free port), stopped and removed at the end."""
+def cluster(host: str = "127.0.0.1", *, clients: str | None = None, wrap: tuple[str, ...] = ()) -> Iterator[Cluster]:
+    """A throwaway cluster (initdb in a temporary folder, a free port), stopped and removed at the end: listening on
+    ``host``, trusting the network ``clients`` (CIDR) besides loopback, its server run inside ``wrap``."""
     folder = Path(tempfile.mkdtemp(prefix="gatekit-pg-"))
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres", "postgres")
-    running = Cluster(folder, _free_port(), "postgres")
+    running = Cluster(folder, _free_port(), "postgres", host, wrap)
     run = {"capture_output": True, "text": True, "check": False, "cwd": folder, **_as_postgres()}
     try:
         init = subprocess.run([str(_binary("initdb")), "-D", str(running.data), "-A", "trust", "-U", "postgres",
                                "--no-sync", "-E", "UTF8", "--locale=C"], timeout=120, **run)  # type: ignore[call-overload]  # fmt: skip
         if init.returncode != 0:
             raise RuntimeError(f"initdb failed: {init.stdout}{init.stderr}")
+        if clients is not None:
+            with (running.data / "pg_hba.conf").open("a") as hba:
+                hba.write(f"host all all {clients} trust\n")
         running.start()
         try:
             yield running
         finally:
-            subprocess.run([str(_binary("pg_ctl")), "-D", str(running.data), "-m", "immediate", "-w", "stop"],
-                           timeout=60, **run)  # type: ignore[call-overload]  # fmt: skip
+            running.run([str(_binary("pg_ctl")), "-D", str(running.data), "-m", "immediate", "-w", "stop"], 60)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

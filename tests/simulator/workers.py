@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,10 +62,12 @@ class Workers:
         return out + err
 
 
-def start_workers(count: int, *extra: str, env: dict[str, str] | None = None, timeout: float = 60) -> Workers:
-    """``gatekit simulate --workers COUNT --port 0 EXTRA...``; returns once its header is printed (all listen)."""
-    command = [sys.executable, "-m", "toolkit.cli", "simulate", "--workers", str(count), "--port", "0", "--quiet",
-               *extra]  # fmt: skip
+def start_workers(count: int, *extra: str, env: dict[str, str] | None = None, timeout: float = 60,
+                  wrap: Sequence[str] = ()) -> Workers:  # fmt: skip
+    """``gatekit simulate --workers COUNT --port 0 EXTRA...``; returns once its header is printed (all listen).
+    ``wrap``: a command prefix (``ip netns exec NAME``: a host of tests/hosts)."""
+    command = [*wrap, sys.executable, "-m", "toolkit.cli", "simulate", "--workers", str(count), "--port", "0",
+               "--quiet", *extra]  # fmt: skip
     clean = {name: value for name, value in os.environ.items() if not name.startswith(("GATEWAY_", "GATEKIT_"))}
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**clean, **(env or {})})  # fmt: skip

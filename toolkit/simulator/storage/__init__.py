@@ -48,9 +48,12 @@ def journal_store(store: Store) -> tuple[Store, bool]:
 
     A SQLite file's journal is a file beside it: in the same file it would commit every 20 ms into the file the
     money rules write, each commit taking the processes' write lock and making every other process read its pages
-    again (15% of what two workers answer).  PostgreSQL keeps it in its own tables."""
+    again (15% of what two workers answer).  PostgreSQL keeps it in its own tables, written without the write lock
+    of the money rules (``PostgresStore.without_lock``)."""
     if isinstance(store, SqliteStore):
         return SqliteStore(journal_path(store.path)), True
+    if isinstance(store, PostgresStore):
+        return store.without_lock(), False
     return store, False
 
 

@@ -1,4 +1,6 @@
-"""Group commit: the writes of the sales a SQLite-file simulator answers on its event loop, several in one transaction.
+"""Group commit: the writes of the sales a simulator answers on its event loop, several in one transaction (a SQLite
+file; PostgreSQL too, where the lock is ``pg_try_advisory_xact_lock`` on the loop's own connection and the watcher
+waits for it on a connection of its own: ``PostgresStore.watch_writers``).
 
 A sale decides its outcome before it writes (``Engine.draft_scheduled_tx``); what is left is the write: the order's
 id, the ``client_orderid`` repeat check and the insert, inside the processes' write lock.  On a file that several
@@ -22,7 +24,6 @@ asked.)
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -43,7 +44,7 @@ LOOP_RETRIES_FOR = 0.005
 
 
 class BatchedStore(Protocol):
-    """What a batch needs of its store (``sqlite.SqliteStore``, a file)."""
+    """What a batch needs of its store (``sqlite.SqliteStore``, a file; ``postgres.PostgresStore``)."""
 
     def transaction(self) -> AbstractContextManager[Any]: ...
 
@@ -51,9 +52,9 @@ class BatchedStore(Protocol):
 
     def without_waiting(self, patience: float = ...) -> AbstractContextManager[None]: ...
 
-    def open_writers_lock(self) -> int: ...
+    def watch_writers(self) -> AbstractContextManager[Any]: ...
 
-    def wait_for_writers(self, descriptor: int) -> None: ...
+    def wait_for_writers(self, watching: Any) -> None: ...
 
 
 @dataclass
@@ -82,7 +83,7 @@ class Batcher:
         return len(self._threads)
 
     @property
-    def watcher(self) -> Signalled[int] | None:
+    def watcher(self) -> Signalled[Any] | None:
         """The thread that waits for the processes' write lock to be free, once a batch was refused it."""
         return self._watcher
 
@@ -178,7 +179,7 @@ class Batcher:
         return outcomes
 
 
-class _LockWatcher(Signalled[int]):
+class _LockWatcher(Signalled[Any]):
     """A thread that waits for the store's write lock to be free, keeping nothing, and then calls back on the loop
     (the kernel wakes it the moment the lock is let go)."""
 
@@ -194,16 +195,12 @@ class _LockWatcher(Signalled[int]):
         self._then = then
         self.signal()
 
-    @contextmanager
-    def opened(self) -> Iterator[int]:
-        """A descriptor of its own of the processes' write lock (see ``SqliteStore.holding_writers``)."""
-        descriptor = self._store.open_writers_lock()
-        try:
-            yield descriptor
-        finally:
-            os.close(descriptor)
+    def opened(self) -> AbstractContextManager[Any]:
+        """What the store watches its write lock with: a descriptor of the lock file (``SqliteStore``), a connection
+        (``PostgresStore``)."""
+        return self._store.watch_writers()
 
-    def work(self, held: int) -> None:
+    def work(self, held: Any) -> None:
         self._store.wait_for_writers(held)
         then = self._then
         if then is None or self.closed:

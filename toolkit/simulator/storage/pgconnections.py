@@ -21,7 +21,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 
 from toolkit.simulator.storage.base import StoreUnavailable
@@ -32,6 +32,7 @@ log = logging.getLogger("gatekit.simulator")
 CONNECT_TIMEOUT = 5  # seconds
 POOL_WAIT = 10.0  # seconds a request waits for a connection (a database restarting) before StoreUnavailable
 DOWN_WAIT = 0.5  # the same once a wait ran out, until a statement succeeds again (an outage: quick 503s)
+TAKE_WAIT = 0.001  # seconds the event loop waits for a connection of its own (the pool's timeout 0 is no chance)
 PROBE_EVERY = 1.0  # seconds between two direct connections that ask whether a database that was down is back
 
 
@@ -59,6 +60,7 @@ class Connections:
         self._down = False  # the last statement found the database not answering
         self._probing = threading.Lock()
         self._next_probe = 0.0
+        self._taken: dict[int, Any] = {}  # (id of a connection kept out of its pool: that pool)
         self.pool = self._new_pool()
 
     def _new_pool(self) -> Any:
@@ -86,27 +88,54 @@ class Connections:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     @contextmanager
-    def begun(self) -> Iterator[Any]:
-        """A pooled connection inside ``BEGIN`` ... ``COMMIT`` (rolled back on error); one found dead at ``BEGIN``
-        is dropped and another one taken."""
+    def begun(self, lock: str | None) -> Iterator[tuple[Any, Any]]:
+        """A pooled connection inside ``BEGIN`` ... ``COMMIT`` (rolled back on error), in pipeline mode, and the
+        pipeline: ``BEGIN`` and the statement ``lock`` (the write lock, if any) go in one round trip.  One found dead
+        then (nothing was done on it) is dropped and another one taken."""
         for attempt in range(self._size + 1):
-            with self._unavailable_as_503(), self.pool.connection(timeout=self._wait()) as conn:
+            with self._unavailable_as_503(), self.pool.connection(timeout=self._wait()) as conn, \
+                    conn.pipeline() as pipeline:  # fmt: skip
                 began = conn.transaction()
                 try:
                     began.__enter__()
+                    if lock is not None:
+                        conn.execute(lock)
+                    pipeline.sync()
                 except self._unanswered:
                     if conn.broken and attempt < self._size:
                         continue
                     raise
                 self._answered()
                 try:
-                    yield conn
+                    yield conn, pipeline
                 except BaseException as exc:
                     if not began.__exit__(type(exc), exc, exc.__traceback__):
                         raise
                 else:
                     began.__exit__(None, None, None)
                 return
+
+    def take_now(self) -> Any | None:
+        """A pooled connection kept out of the pool (the event loop's: ``give_back`` returns it), if one is ready
+        now; None while the database is known not to answer, or when none is free within ``TAKE_WAIT``."""
+        if self._down:
+            return None
+        pool = self.pool
+        try:
+            conn = pool.getconn(timeout=TAKE_WAIT)
+        except self._unanswered:
+            return None
+        self._taken[id(conn)] = pool
+        return conn
+
+    def give_back(self, conn: Any) -> None:
+        """A connection of ``take_now`` back to its pool (a dead one is closed there; that of a pool replaced
+        since too)."""
+        self._taken.pop(id(conn), self.pool).putconn(conn)
+
+    def unavailable(self) -> AbstractContextManager[None]:
+        """The database not answering, in a block, is ``StoreUnavailable`` (said once per outage)."""
+        return self._unavailable_as_503()
 
     def close(self) -> None:
         self.pool.close()

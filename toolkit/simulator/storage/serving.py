@@ -6,7 +6,12 @@
   held by another thread, or by another process beyond a moment, sends the work to a thread before anything is
   written); a write the rules hand to ``write_soon`` then joins the loop's batch (``batch``: one transaction for
   the sales that arrived together), and the answer is made once the batch is written.
-- PostgreSQL, a large body, a busy store: in a thread of ``threads``.
+- PostgreSQL: on the loop as well, its statements on the loop's own connection (``PostgresStore.without_waiting``):
+  a read costs one round trip to the database, less than the hop to a thread and back; a write joins the loop's
+  batch, one transaction (and one wait for the write lock) for the sales that arrived together, written on the
+  loop when the lock is free, else in a thread.  A connection that is not ready, or a write transaction that would
+  wait for another process's lock, sends the work to a thread before anything is written.
+- A large body, a busy store: in a thread of ``threads``.
 
 The rules never know which: a handler's write goes through ``write_soon``, which does it now or returns a
 ``Later`` that this module finishes.
@@ -23,6 +28,7 @@ from anyio import CapacityLimiter
 from toolkit.simulator import pools
 from toolkit.simulator.storage.base import Store, StoreBusy
 from toolkit.simulator.storage.batch import Batcher
+from toolkit.simulator.storage.postgres import PostgresStore
 from toolkit.simulator.storage.sqlite import SqliteStore
 
 T = TypeVar("T")
@@ -53,8 +59,8 @@ def write_soon(store: Store, write: Callable[[], T]) -> T | Later[T]:
 
 
 def batcher_of(store: Store) -> Batcher | None:
-    """A SQLite file's batch of the loop's writes (made with its first use); None for other stores."""
-    if not isinstance(store, SqliteStore) or store.in_memory:
+    """A SQLite file's or PostgreSQL's batch of the loop's writes (made with its first use); None in memory."""
+    if not isinstance(store, (SqliteStore, PostgresStore)) or store.in_memory:
         return None
     if store.batcher is None:
         store.batcher = Batcher(store)
@@ -74,7 +80,7 @@ async def serve(store: Store, work: Callable[[], Any], *, small: bool, threads: 
                 assert not isinstance(done, Later)  # (no batch: in memory, a write costs no commit)
                 return done
         elif (batcher := batcher_of(store)) is not None:
-            assert isinstance(store, SqliteStore)
+            assert isinstance(store, (SqliteStore, PostgresStore))
             try:
                 with store.without_waiting(), batcher.collect():
                     done = work()

@@ -287,6 +287,15 @@ class SqliteStore(SharedState):
         finally:
             fcntl.flock(descriptor, fcntl.LOCK_UN)
 
+    @contextmanager
+    def watch_writers(self) -> Iterator[int]:
+        """A descriptor of its own of the processes' write lock, for ``wait_for_writers`` (closed after)."""
+        descriptor = self.open_writers_lock()
+        try:
+            yield descriptor
+        finally:
+            os.close(descriptor)
+
     def wait_for_writers(self, descriptor: int) -> None:
         """Block until no thread or process writes to the file (its write lock free), keeping nothing."""
         with self.holding_writers(descriptor):

@@ -1,0 +1,1 @@
+"""Hosts made on one machine with network namespaces: the team simulator deployed across them."""
