@@ -109,6 +109,28 @@ def test_non_200_is_retried_when_the_clock_reaches_the_retry(
     assert [r.answered for r in receiver.callbacks(orderid=ack.orderid)] == [500, 500, 200]
 
 
+def test_only_the_process_holding_the_scheduler_lease_claims_a_due_callback(
+    server: SimulatorServer, client: GatewayClient, control: SimulatorControl, receiver: CallbackReceiver
+) -> None:
+    """A team simulator's process without the lease (here: ``scheduling`` says so) that moves the clock leaves the
+    due retry to the holder: nothing is claimed or sent from it."""
+    receiver.fail_next(1)
+    ack = sale(client, receiver.callback_url)
+    control.wait_for_callbacks(ack.orderid, attempts=1)
+    engine = server.app.state.engine
+    holder = engine.scheduling
+    engine.scheduling = lambda: False
+    try:
+        control.advance_clock(RETRY[0])
+        (waiting,) = control.callbacks(ack.orderid)
+        assert (waiting["state"], len(waiting["attempts"])) == ("pending", 1)
+    finally:
+        engine.scheduling = holder
+    control.advance_clock(1)
+    (delivery,) = control.wait_for_callbacks(ack.orderid, attempts=2)
+    assert [a["http_status"] for a in delivery["attempts"]] == [500, 200]
+
+
 def test_the_log_of_all_orders_keeps_each_callbacks_own_attempts(
     client: GatewayClient, control: SimulatorControl, receiver: CallbackReceiver
 ) -> None:

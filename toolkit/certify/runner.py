@@ -53,8 +53,10 @@ CHECK_PLUGIN = "toolkit.certify.checkrun"  # gatekit certify --check: instead of
 EXIT_PASSED, EXIT_FAILED, EXIT_NOT_RUN = 0, 1, 2
 # pytest plugins that gatekit's own flows never use but that load at every pytest start when installed
 # (schemathesis and hypothesis come with gatekit's `test` extra: about 1.3 s of CPU in each process, which
-# made `-n 2` slower than serial).  Blocked only when no merchant feature folder runs: theirs may use them.
-UNUSED_BY_THE_SUITE = ("schemathesis", "hypothesispytest")
+# made `-n 2` slower than serial; anyio, Faker's, Locust's and platformdirs' with gatekit's dependencies: 0.2 s
+# more in each of a sandbox run's workers).  Blocked only when no merchant feature folder runs: theirs may use them.
+UNUSED_BY_THE_SUITE = ("schemathesis", "hypothesispytest", "anyio", "faker", "locust", "platformdirs",
+                       "xdist.looponfail")  # fmt: skip
 
 
 class SuiteError(ValueError):

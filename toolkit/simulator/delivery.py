@@ -160,9 +160,12 @@ class Delivery:
         return ids
 
     def dispatch_due(self, now: float) -> None:
-        """Tick hook: claim every due callback and hand it to the pool (inside the tick's transaction)."""
+        """Tick hook: claim every due callback and hand it to the pool (inside the tick's transaction).  Only the
+        process that holds the scheduler's lease claims: a clock moved through another (``/_sim/clock/advance``
+        ticks where it is answered) leaves the callbacks to the holder, which takes over what a dead holder left
+        ``sending``; a claim by any other process would be left ``sending`` for ever if that process died."""
         pool = self._pool
-        if pool is None:
+        if pool is None or not self.engine.scheduling():
             return
         for row in callback_rows.due(self.store, now):
             token = f"{self.engine.process}:{secrets.token_hex(8)}"
