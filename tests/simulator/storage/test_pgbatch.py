@@ -106,6 +106,26 @@ def test_on_the_loop_a_write_that_would_wait_for_another_process_writes_nothing(
         assert store.one("SELECT name FROM meta WHERE name=?", ("now",)) == {"name": "now"}
 
 
+def test_on_the_loop_a_refused_lock_keeps_the_statements_the_connection_prepared(store: PostgresStore):
+    """psycopg forgets (``DEALLOCATE ALL``) what it prepared when it sees a ``ROLLBACK``: a refused lock commits its
+    empty transaction instead, so the loop's hot statements stay prepared on the database."""
+
+    def prepared() -> int:
+        row = store.one("SELECT COUNT(*) AS n FROM pg_prepared_statements")
+        assert row is not None
+        return int(row["n"])
+
+    with store.without_waiting():
+        for n in range(8):  # (psycopg prepares a statement on its fifth run)
+            _insert(store, f"p{n}")()
+        before = prepared()
+    assert before > 0
+    with another_process_writing(store), store.without_waiting(), pytest.raises(StoreBusy):
+        _insert(store, "never")()
+    with store.without_waiting():
+        assert prepared() >= before
+
+
 def test_a_batch_refused_the_lock_is_written_once_it_is_let_go(store: PostgresStore):
     async def scenario() -> tuple[list[Any], bool]:
         batcher = Batcher(store)

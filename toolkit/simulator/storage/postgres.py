@@ -180,11 +180,17 @@ class PostgresStore(SharedState):
     def _begun_on_loop(self) -> Iterator[tuple[Any, Any]]:
         """The loop's transaction: ``BEGIN`` and a try of the write lock in one round trip; the lock held by
         another process (or the connection found dead then) is ``StoreBusy``, nothing written.  Once a write has
-        begun, the rest of the work waits for the lock as anywhere (``without_waiting``)."""
+        begun, the rest of the work waits for the lock as anywhere (``without_waiting``).
+
+        A lock refused ends its empty transaction with ``COMMIT``, not ``ROLLBACK``: psycopg forgets every statement
+        it prepared on a connection when it sees a ``ROLLBACK`` (it cannot tell what was undone), and the loop, whose
+        try often finds the lock held with two workers, ran its hot statements unprepared and sent ``DEALLOCATE ALL``
+        again and again (177 ``ROLLBACK`` and 101 ``DEALLOCATE ALL`` for 2,766 sales, ``log_statement=all``)."""
         import psycopg
 
         conn = self._loop_connection()
         hurried = self._hurried is not None and self._lock_key is not None
+        busy = False
         try:
             with self._connections.unavailable(), conn.pipeline() as pipeline, conn.transaction():
                 if hurried:
@@ -192,15 +198,17 @@ class PostgresStore(SharedState):
                         row = conn.execute(TRY_LOCK, (self._lock_key,)).fetchone()
                     except psycopg.OperationalError as exc:
                         raise StoreBusy("the loop's connection does not answer") from exc
-                    if not row["locked"]:
-                        raise StoreBusy("another process is writing")
+                    busy = not row["locked"]
                 elif self._lock_statement is not None:
                     conn.execute(self._lock_statement)
-                self._hurried = None
-                yield conn, pipeline
+                if not busy:
+                    self._hurried = None
+                    yield conn, pipeline
         finally:
             if conn.broken:
                 self._drop_loop_connection()
+        if busy:  # (raised once the empty transaction has committed)
+            raise StoreBusy("another process is writing")
 
     def _loop_connection(self) -> Any:
         """The connection the event loop's work uses, kept out of the pool; ``StoreBusy`` when none is ready (the
