@@ -9,8 +9,9 @@ before).  The embedded simulator decides in milliseconds and is one per worker: 
 unless ``-n`` asks for workers.
 
 The longest scenarios start first (the durations of the profile's previous run, kept in ``reports/durations.json``;
-on a first run, those that open a browser, then those with more steps), and a worker that runs out takes work
-from the others (``--dist worksteal``): the run ends soon after its slowest scenario.  What must run alone on a
+on a first run, those that open a browser, then those with more steps), dealt one at a time to the workers, each
+taking the next as it ends one (``--dist load``; ``worksteal`` deals contiguous blocks, which put the longest
+together on one worker): the run ends soon after its slowest scenario.  What must run alone on a
 shared simulator still does (``toolkit.certify.shared``), and callbacks reach the worker whose order they are for
 through one port (``toolkit.callbacks.front``).
 """

@@ -164,7 +164,7 @@ def pytest_args(options: CertifyOptions, folders: list[Path], cwd: Path, *, chec
         args += ["-m", options.tags]
     if options.workers > 1:  # (toolkit.certify.parallel: scenarios side by side, the longest first)
         args += ["-n", str(options.workers), f"{parallel.ORDER_OPTION}={options.reports / parallel.DURATIONS}"]
-        args += [] if options.embedded else ["--dist", "worksteal"]
+        args += [] if options.embedded else ["--dist", "load"]
     if options.lenient:
         args.append("--simulator-lenient")
     if options.record:
