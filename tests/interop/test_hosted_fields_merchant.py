@@ -237,6 +237,35 @@ def test_no_screenshot_shows_the_card_typed_into_the_iframes(merchant: HostedFie
     assert chromium.driver.execute_script("return document.querySelector('#cardNumber iframe').style.visibility;") == ""
 
 
+@pytest.mark.parametrize("outcome", ["approved", "mistyped"])
+def test_the_tokenize_answer_is_read_when_chromium_has_forgotten_it(
+    merchant: HostedFieldsMerchant, chromium: Any, outcome: str
+):
+    """A checkout that goes on at once (its back end charges the token and the page leaves): Chromium drops the
+    tokenize call's answer when the next document commits, before a busy payer reads it.  The payer reads it from
+    the console, where the page wrote it as it arrived (``toolkit.payer.tokenize_hook``)."""
+    from selenium.common.exceptions import WebDriverException
+
+    real, forgotten = chromium.driver.execute_cdp_cmd, []
+
+    def forgetful(command: str, arguments: dict[str, Any]) -> Any:
+        answer = real(command, arguments)
+        if command == "Network.getResponseBody" and re.search(r"hostedFieldsToken|\"code\"", answer.get("body", "")):
+            forgotten.append(arguments["requestId"])
+            raise WebDriverException("unknown error: No resource with given identifier found")
+        return answer
+
+    chromium.driver.execute_cdp_cmd = forgetful
+    chromium.open_checkout(merchant.url + "/")
+    if outcome == "approved":
+        assert chromium.fill_hosted_fields(the_card("approved")).token.startswith("hf_")
+    else:
+        with pytest.raises(TokenizeRefused) as refused:
+            chromium.fill_hosted_fields(the_card("approved"), credit_card_number="4444444444444449")
+        assert refused.value.code == 4004
+    assert forgotten, "the answer must have been taken from Chromium for this test to say anything"
+
+
 def test_a_mistyped_card_number_is_refused_in_chromium_with_4004(merchant: HostedFieldsMerchant, chromium: Any):
     chromium.open_checkout(merchant.url + "/")
     with pytest.raises(TokenizeRefused) as refused:

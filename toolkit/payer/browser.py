@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl
 
 from toolkit.masking import mask_fields, mask_html, mask_pan, mask_text
 from toolkit.models import StatusResponse
-from toolkit.payer import hosted_fields, hosted_frames, reading
+from toolkit.payer import hosted_fields, hosted_frames, reading, tokenize_hook
 from toolkit.payer.errors import PayerError
 from toolkit.payer.forms import Button, Form, Page
 from toolkit.payer.hosted_fields import HostedFieldsToken
@@ -136,7 +136,8 @@ class BrowserPayer:
         options.binary_location = chromium
         for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={self._profile}"):
             options.add_argument(flag)
-        options.set_capability("goog:loggingPrefs", {"performance": "ALL"})  # the network events: ``visits``
+        # the network events (``visits``), and the console, where the tokenize answers are kept (``tokenize_hook``)
+        options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
         try:
             self.driver: Any = webdriver.Chrome(service=Service(driver), options=options)
         except BaseException:  # no browser to close() later: do not leave the profile behind
@@ -152,12 +153,14 @@ class BrowserPayer:
         self.visit_observers = list(visit_observers)
         self.visits: list[Visit] = []
         self._log: list[dict[str, Any]] = []  # the performance log so far (a request and its answer may be read apart)
+        self._console: list[dict[str, Any]] = []  # the browser log so far: the tokenize answers (``tokenize_hook``)
         self._visited: set[str] = set()
         self._main_frame = ""
         self._step: tuple[str, Party | None] | None = None  # what the payer did (and to whom), for the next document
         self._typed: list[hosted_frames.CardFrame] = []  # the Hosted Fields iframes holding what the payer typed
         self._checkout = ""  # the address of the Hosted Fields checkout the payer opened
         self.driver.set_window_size(*WINDOW)
+        self.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": tokenize_hook.SCRIPT})
 
     def close(self) -> None:
         try:
@@ -261,7 +264,7 @@ class BrowserPayer:
         except _stale_errors():  # (a body Chromium no longer keeps)
             body = ""
         if not navigation.is_document:  # the Hosted Fields SDK's tokenize call, from the merchant's page
-            return self._call_visit(navigation, body)
+            return self._call_visit(navigation, body or self._kept_answer(navigation.url))
         page = Page.parse(navigation.final_url, navigation.status or 0, body, redirects=navigation.redirects)
         to: Party = "merchant" if reading.goes_to(navigation.url, self.merchant_urls) else party_of(page, self.settings)
         card_field = hosted_fields.field_kind(body) if navigation.frame != self._main_frame else ""
@@ -287,6 +290,17 @@ class BrowserPayer:
             fields=tuple(mask_fields(fields).items()), final_url=mask_text(navigation.final_url),
             redirects=navigation.redirects, body=mask_html(body),
         )  # fmt: skip
+
+    def _kept_answer(self, url: str) -> str:
+        """The tokenize answer to ``url`` as the page's console kept it, when Chromium no longer has it (the page went
+        on at once): ``toolkit.payer.tokenize_hook``."""
+        try:
+            self._console += self.driver.get_log("browser")
+        except _stale_errors():
+            return ""
+        kept = tokenize_hook.answers(self._console)
+        same = [text for where, _, text in kept if where == url]
+        return same[-1] if same else (kept[-1][2] if kept else "")
 
     def _call_visit(self, navigation: Navigation, body: str) -> Visit:
         """The SDK's tokenize call as a visit to the gateway: the card as BIN and last four, the CVV never."""
