@@ -73,7 +73,8 @@ class Listener:
         self.url = f"http://{host.address}:{port}/callback"
         command = [*host.wrap, sys.executable, "-m", "toolkit.cli", "listen", "--host", host.address, "--port",
                    str(port), "--control-key", demo.CONTROL_KEY]  # fmt: skip
-        self.command = "gatekit " + " ".join(command[len(host.wrap) + 3 :])
+        shown = [part if part != demo.CONTROL_KEY else '"$GATEWAY_CONTROL_KEY"' for part in command]  # (never the key)
+        self.command = "gatekit " + " ".join(shown[len(host.wrap) + 3 :])
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.arrivals: dict[str, list[dict[str, Any]]] = {}
         self._changed = threading.Condition()
