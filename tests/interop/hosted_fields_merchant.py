@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from tests import independent
+from toolkit.certify.checkout import send_answer
 
 PAGES = Path(__file__).parent / "hosted_fields_shop"
 STATIC = {"checkout.js": "text/javascript", "status.js": "text/javascript", "result.js": "text/javascript",
@@ -283,12 +284,4 @@ class HostedFieldsMerchant:
 
     def answer(self, handler: BaseHTTPRequestHandler, status: int, kind: str, body: bytes,
                extra: Mapping[str, str] | None = None) -> None:  # fmt: skip
-        handler.send_response(status)
-        handler.send_header("Content-Type", f"{kind}; charset=utf-8")
-        handler.send_header("Content-Length", str(len(body)))
-        handler.send_header("Cache-Control", "no-store")
-        handler.send_header("X-Content-Type-Options", "nosniff")
-        for name, value in (extra or {}).items():
-            handler.send_header(name, value)
-        handler.end_headers()
-        handler.wfile.write(body)
+        send_answer(handler, status, kind, body, extra)  # (as the suite's own checkout server answers)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 import itertools
 import threading
+from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from string import Template
@@ -92,17 +93,18 @@ class CheckoutPages:
         with self._lock:
             page = self._pages.get(path.removeprefix(PAGE)) if path.startswith(PAGE) else None
         if page is not None:
-            _answer(handler, 200, "text/html", page, {"Content-Security-Policy": self.policy,
+            send_answer(handler, 200, "text/html", page, {"Content-Security-Policy": self.policy,
                                                       "Referrer-Policy": "no-referrer"})  # fmt: skip
         elif path in STATIC:
-            _answer(handler, 200, STATIC[path], self._static[path])
+            send_answer(handler, 200, STATIC[path], self._static[path])
         else:
-            _answer(handler, 404, "text/plain", b"no such page\n")
+            send_answer(handler, 404, "text/plain", b"no such page\n")
 
 
-def _answer(
-    handler: BaseHTTPRequestHandler, status: int, kind: str, body: bytes, extra: dict[str, str] | None = None
+def send_answer(
+    handler: BaseHTTPRequestHandler, status: int, kind: str, body: bytes, extra: Mapping[str, str] | None = None
 ) -> None:
+    """One answer of a merchant's page server: the body whole, never cached, its type not sniffed."""
     handler.send_response(status)
     handler.send_header("Content-Type", f"{kind}; charset=utf-8")
     handler.send_header("Content-Length", str(len(body)))
