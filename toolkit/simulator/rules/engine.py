@@ -25,6 +25,7 @@ from toolkit.simulator.clock import SimClock
 from toolkit.simulator.rules.errors import SimError, state_error
 from toolkit.simulator.settings import Merchant, SimulatorSettings
 from toolkit.simulator.storage import Row, Store, account_rows, dumps, loads, order_rows, row_id, serving, stored_text
+from toolkit.simulator.storage.base import Insert
 from toolkit.simulator.storage.serving import Later
 
 # What tells one card from another in a repeated request (``_check_repeat``): a card is never stored whole.
@@ -131,9 +132,10 @@ class Engine:
             raise SimError(f"{call.operation.name} is not implemented by the simulator", http_status=500, kind="error")
         return self.answering(call, lambda: handler(self, call))
 
-    def write_soon(self, write: Callable[[], Result]) -> Result | Later[Result]:
-        """``write()`` now, or left for the loop's batch of writes (``storage.serving``: the store's choice)."""
-        return serving.write_soon(self.store, write)
+    def write_soon(self, write: Callable[[], Result], ahead: Insert | None = None) -> Result | Later[Result]:
+        """``write()`` now, or left for the loop's batch of writes (``storage.serving``: the store's choice);
+        ``ahead``: the ``insert_unless`` it will make first (``ahead_of``), which the batch may do with others'."""
+        return serving.write_soon(self.store, write, ahead)
 
     def answering(self, call: Call, work: Callable[[], T]) -> T | Result:
         """``work``'s result, or the order a repeated request names (``RepeatedOrder``)."""
@@ -279,6 +281,13 @@ class Engine:
         decided = not (self.settings.latency > 0 or values.get("tds_state"))
         return Draft(kind, self._draft_row(call, kind, None, values, decided=decided), decided)
 
+    def ahead_of(self, call: Call, draft: Draft) -> Insert | None:
+        """The write ``insert_draft`` makes first, known before the write transaction: a new order's insert with
+        its repeat check (``order_rows.order_insert``), which a batch of sales may do together."""
+        if not lifecycle.KINDS[draft.kind].initial:
+            return None
+        return order_rows.order_insert(draft.row, call.merchant.login, call.client_orderid, lifecycle.INITIAL)
+
     def insert_draft(self, call: Call, draft: Draft) -> Row:
         """``new_scheduled_tx`` of a draft (inside the caller's DB transaction)."""
         tx = self._insert_drafted(call, draft.kind, None, dict(draft.row))
@@ -338,15 +347,17 @@ class Engine:
     def _insert_drafted(self, call: Call, kind: str, order: Row | None, row: dict[str, Any]) -> Row:
         """Give a drafted row its id (a new order: its orderid too, after the repeat check) and insert it."""
         if order is None:  # a new order: its orderid is its initial transaction's id, the id AUTOINCREMENT gives next
+            self._wake_for(row)
             if lifecycle.KINDS[kind].initial:  # a repeated client_orderid is checked against the merchant's orders
-                new = order_rows.repeat_and_next_id(
-                    self.store, call.merchant.login, call.client_orderid, lifecycle.INITIAL
+                repeated, tx = order_rows.insert_order(
+                    self.store, row, call.merchant.login, call.client_orderid, lifecycle.INITIAL
                 )
-                if new["repeated"] is not None:
-                    self._check_repeat(call, kind, row, self.tx(new["repeated"]))
-                row["id"] = row["orderid"] = int(new["next_id"])
-            else:
-                row["id"] = row["orderid"] = self.store.next_id("transactions")
+                if tx is not None:
+                    return tx
+                assert repeated is not None
+                self._check_repeat(call, kind, row, self.tx(repeated))  # (a retry of a failed order: a new one)
+            row["id"] = row["orderid"] = self.store.next_id("transactions")
+            return self.store.insert_row("transactions", row)
         # (``by_request`` finds the transaction by its own serial: no ``requests`` row for the request that made it)
         self._wake_for(row)
         return self.store.insert_row("transactions", row)

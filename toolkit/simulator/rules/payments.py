@@ -109,7 +109,8 @@ def card_payment(engine: Engine, call: Call) -> Result | Later[Result]:
             tx = engine.insert_draft(call, draft)
         return Result(ResponseKind.ASYNC, tx)
 
-    return engine.write_soon(lambda: engine.answering(call, write))  # (on the loop: with its batch of writes)
+    # (on the loop: with its batch of writes, whose new orders' inserts may be made together: ``ahead_of``)
+    return engine.write_soon(lambda: engine.answering(call, write), engine.ahead_of(call, draft))
 
 
 def start_form(engine: Engine, call: Call) -> Result:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from toolkit.masking import mask_value
@@ -39,6 +40,18 @@ def stored_values(values: Mapping[str, Any]) -> Mapping[str, Any]:
         if isinstance(value, str) and value and (kept := stored_text(name, value)) != value:
             changed[name] = kept
     return {**values, **changed} if changed else values
+
+
+@dataclass(frozen=True)
+class Insert:
+    """A row to insert unless a query finds one already (``Store.insert_unless``): ``found`` selects one value (with
+    ``params``), and each column of ``ids`` gets the table's next id."""
+
+    table: str
+    values: Mapping[str, Any]
+    found: str
+    params: tuple[Any, ...]
+    ids: tuple[str, ...]
 
 
 class StoreError(RuntimeError):
@@ -95,6 +108,31 @@ class SharedState:
     def _upsert(self, table: str, key: str, values: Mapping[str, Any]) -> None:
         """Insert the row, or replace the one with the same ``key``."""
         raise NotImplementedError
+
+    def insert_row(self, table: str, values: Mapping[str, Any]) -> Row:
+        raise NotImplementedError
+
+    def next_id_expression(self, table: str) -> str:
+        raise NotImplementedError
+
+    def insert_unless(self, insert: Insert) -> tuple[Any, Row | None]:
+        """In one write (call inside a transaction): ``(what insert.found selects, None)`` when it selects a value,
+        nothing written; else ``(None, the row inserted)``, each column of ``insert.ids`` set to the table's next
+        id.  Here two statements (SQLite's run in the process); a store may make it one (``PostgresStore``: one
+        round trip to the database)."""
+        row = self.one(f"SELECT ({insert.found}) AS found, {self.next_id_expression(insert.table)} AS next_id",
+                       insert.params)  # fmt: skip
+        assert row is not None
+        if row["found"] is not None:
+            return row["found"], None
+        return None, self.insert_row(insert.table, {**insert.values, **dict.fromkeys(insert.ids, int(row["next_id"]))})
+
+    def write_ahead(self, inserts: list[Insert | None]) -> AbstractContextManager[None]:
+        """Inside a transaction, before writes that will each call ``insert_unless`` with one of ``inserts`` in
+        turn (None: a write that will not): a store may do the leading ones together, each write then taking
+        its result without a statement (``PostgresStore``).  Here nothing: SQLite's statements cost no round
+        trip."""
+        return nullcontext()
 
     def insert_many(self, table: str, rows: list[dict[str, Any]]) -> None:
         """Rows with the same names, masked already (the journal's entries), in a few multi-row statements: one
@@ -189,6 +227,10 @@ class Store(Protocol):
     def insert_row(self, table: str, values: Mapping[str, Any]) -> Row: ...
 
     def insert_many(self, table: str, rows: list[dict[str, Any]]) -> None: ...
+
+    def insert_unless(self, insert: Insert) -> tuple[Any, Row | None]: ...
+
+    def write_ahead(self, inserts: list[Insert | None]) -> AbstractContextManager[None]: ...
 
     def update(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> int: ...
 

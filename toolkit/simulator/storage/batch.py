@@ -33,7 +33,7 @@ from typing import Any, Protocol
 from anyio import CapacityLimiter
 
 from toolkit.simulator import pools
-from toolkit.simulator.storage.base import StoreBusy
+from toolkit.simulator.storage.base import Insert, StoreBusy
 from toolkit.simulator.storage.signalled import Signalled
 
 MAX_BATCH = 64  # sales in one transaction (the lock is held for all of them)
@@ -54,6 +54,8 @@ class BatchedStore(Protocol):
 
     def watch_writers(self) -> AbstractContextManager[Any]: ...
 
+    def write_ahead(self, inserts: list[Insert | None]) -> AbstractContextManager[None]: ...
+
     def wait_for_writers(self, watching: Any) -> None: ...
 
 
@@ -61,6 +63,7 @@ class BatchedStore(Protocol):
 class _Item:
     write: Callable[[], Any]
     future: asyncio.Future[Any]
+    ahead: Insert | None = None  # the insert ``write`` makes first (``BatchedStore.write_ahead``)
 
 
 @dataclass
@@ -99,9 +102,10 @@ class Batcher:
     def collects_here(self) -> bool:
         return self.collecting is not None and self.collecting == threading.get_ident()
 
-    async def submit(self, write: Callable[[], Any], limiter: CapacityLimiter) -> Any:
-        """What ``write()`` returned once its batch has committed (or the exception it raised)."""
-        item = _Item(write, asyncio.get_running_loop().create_future())
+    async def submit(self, write: Callable[[], Any], limiter: CapacityLimiter, ahead: Insert | None = None) -> Any:
+        """What ``write()`` returned once its batch has committed (or the exception it raised); ``ahead``: the
+        ``insert_unless`` it makes first, which the store may make with the other writes' (``write_ahead``)."""
+        item = _Item(write, asyncio.get_running_loop().create_future(), ahead)
         self._items.append(item)
         self._schedule(limiter)
         return await item.future
@@ -166,9 +170,10 @@ class Batcher:
         _settle(items, outcomes)
 
     def _write(self, items: list[_Item]) -> list[Any]:
-        """Every item's write in one transaction, each in a savepoint: its outcome, or the exception it raised."""
+        """Every item's write in one transaction, each in a savepoint: its outcome, or the exception it raised
+        (the leading new orders' inserts first, together, where the store can: ``write_ahead``)."""
         outcomes: list[Any] = []
-        with self.store.transaction():
+        with self.store.transaction(), self.store.write_ahead([item.ahead for item in items]):
             for item in items:
                 try:
                     with self.store.savepoint():

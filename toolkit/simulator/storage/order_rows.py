@@ -7,7 +7,9 @@ a deadline) compare the column, so the partial indexes of ``schema`` serve them.
 
 from __future__ import annotations
 
-from toolkit.simulator.storage.base import Row, Store
+from typing import Any
+
+from toolkit.simulator.storage.base import Insert, Row, Store
 
 # Final statuses of a transaction that did not go through: it holds, moves or uses up no money.
 FAILED = ("declined", "error", "filtered")
@@ -137,18 +139,28 @@ def remember_request(store: Store, serial: str, tx_id: int) -> None:
     store.execute("INSERT INTO requests (serial, tx) VALUES (?, ?) ON CONFLICT DO NOTHING", (serial, tx_id))
 
 
-def repeat_and_next_id(store: Store, login: str, client_orderid: str, kinds: tuple[str, ...]) -> Row:
-    """In one statement: ``repeated``, the id of the merchant's latest order of ``kinds`` with ``client_orderid``
-    (or None), and ``next_id``, the id the next transaction gets (call inside the write transaction)."""
+def order_insert(row: dict[str, Any], login: str, client_orderid: str, kinds: tuple[str, ...]) -> Insert:
+    """A new order's initial transaction ``row`` to insert unless the merchant's orders of ``kinds`` hold
+    ``client_orderid`` already; its id and orderid the next id (``insert_order``)."""
     marks = ",".join("?" * len(kinds))
-    row = store.one(
-        "SELECT (SELECT id FROM transactions WHERE login=? AND client_orderid=? AND id=orderid "
-        f"AND kind IN ({marks}) ORDER BY id DESC LIMIT 1) AS repeated, {store.next_id_expression('transactions')} "
-        "AS next_id",
+    return Insert(
+        "transactions",
+        row,
+        "SELECT id FROM transactions WHERE login=? AND client_orderid=? AND id=orderid "
+        f"AND kind IN ({marks}) ORDER BY id DESC LIMIT 1",
         (login, client_orderid, *kinds),
+        ("id", "orderid"),
     )
-    assert row is not None
-    return row
+
+
+def insert_order(
+    store: Store, row: dict[str, Any], login: str, client_orderid: str, kinds: tuple[str, ...]
+) -> tuple[int | None, Row | None]:
+    """A new order's initial transaction, in one write unless its client_orderid repeats (call inside the write
+    transaction): ``(None, the row as stored)``, its id and orderid the next id; or ``(repeated, None)``, the id of
+    the merchant's latest order of ``kinds`` with ``client_orderid``, and nothing written (the caller applies the
+    idempotency rule)."""
+    return store.insert_unless(order_insert(row, login, client_orderid, kinds))
 
 
 def due_decisions(store: Store, now: float) -> list[Row]:

@@ -1,7 +1,7 @@
 """The simulator's state in PostgreSQL: one store for simulators on several machines (``--db postgresql://...``).
 
 The same ``Store`` as SQLite's: the storage wing writes each statement once, in SQL both databases read, with
-``?`` parameters (written ``%s`` for psycopg: ``_marked``); what differs is each store's own (the schema's words,
+``?`` parameters (numbered for PostgreSQL: ``_numbered``); what differs is each store's own (the schema's words,
 the next id, an upsert).  Through psycopg 3 and its connection pool.
 
 - ``transaction()`` runs on one pooled connection for the thread (re-entrant), and first takes a
@@ -29,11 +29,11 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolkit.simulator.storage import schema
-from toolkit.simulator.storage.base import Params, Row, SharedState, StoreBusy, StoreError, stored_values
+from toolkit.simulator.storage.base import Insert, Params, Row, SharedState, StoreBusy, StoreError, stored_values
 from toolkit.simulator.storage.pgconnections import CONNECT_TIMEOUT, POOL_WAIT, Connections
 from toolkit.simulator.storage.schema import FIRST_IDS, RESET_TABLES, SCHEMA_VERSION
 
@@ -53,10 +53,13 @@ def is_postgres(db: str) -> bool:
 
 
 @lru_cache(maxsize=1024)
-def _marked(sql: str) -> str:
-    """A statement with ``?`` parameters as psycopg takes it: ``%s`` for each, a literal ``%`` doubled (the storage
-    wing's statements hold no ``?`` but their parameters: ``tests/test_layout.py`` checks it)."""
-    return sql.replace("%", "%%").replace("?", "%s")
+def _numbered(sql: str) -> str:
+    """A statement with ``?`` parameters as PostgreSQL takes them: ``$1``, ``$2``... (the storage wing's statements
+    hold no ``?`` but their parameters: ``tests/test_layout.py`` checks it).  psycopg's ``RawCursor`` sends it as it
+    is: its own cursors look for their ``%s`` in the text of every statement they run, and keep what they found
+    for statements under 4 KiB only, which a batch's inserts made together (``write_ahead``) are not."""
+    parts = sql.split("?")
+    return "".join(f"{part}${n}" for n, part in enumerate(parts[:-1], 1)) + parts[-1]
 
 
 def _text(value: Any) -> Any:
@@ -78,6 +81,94 @@ def _update(
     return f"UPDATE {table} SET {sets} WHERE {key}=?{returning}", (*values.values(), key_value)
 
 
+_KEPT_AS = {schema.INTEGER: int, schema.REAL: float, schema.TEXT: str}  # the Python type a column's value reads as
+_CAST = {schema.INTEGER: "BIGINT", schema.REAL: "DOUBLE PRECISION", schema.TEXT: "TEXT"}
+
+
+def _default(column: schema.Column) -> Any:
+    """A column's default as PostgreSQL reads it back (the schema's are literals: ``''``, ``0``, ``'none'``)."""
+    if column.default is None:
+        return None
+    if column.default.startswith("'"):
+        return column.default[1:-1].replace("''", "'")
+    return _KEPT_AS[column.type](column.default)
+
+
+@cache
+def _columns(table: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """A table's columns: their defaults as read back, in the table's order; their types."""
+    found = next(each for each in schema.TABLES if each.name == table)
+    return {column.name: _default(column) for column in found.columns}, {c.name: c.type for c in found.columns}
+
+
+def _built(table: str, values: Mapping[str, Any]) -> bool:
+    """Whether the row PostgreSQL stores for ``values`` (``_params`` applied) is the table's defaults overlaid with
+    them: every value None, or of its column's own type (an ``int`` in a ``BIGINT`` column, not a float: that
+    would read back as 5.0), and no NaN (it reads back as a new object, equal to nothing)."""
+    types = _columns(table)[1]
+    for name, value in values.items():
+        kind = types.get(name)
+        if kind is None or (value is not None and type(value) is not _KEPT_AS[kind]):
+            return False
+        if type(value) is float and value != value:
+            return False
+    return True
+
+
+def _stored(insert: Insert) -> Mapping[str, Any] | None:
+    """The values of ``insert`` but its ids as PostgreSQL keeps them; None when the row it stores is not the table's
+    defaults overlaid with them (``_built``): the insert is then made as the SQLite store makes it."""
+    values = _params(stored_values({name: value for name, value in insert.values.items() if name not in insert.ids}))
+    assert isinstance(values, Mapping)
+    return values if schema.AUTO.get(insert.table) in insert.ids and _built(insert.table, values) else None
+
+
+def _key(insert: Insert) -> tuple[str, str, tuple[Any, ...]]:
+    """What an insert's repeat check looks for: two inserts with different keys cannot find each other's row."""
+    return insert.table, insert.found, insert.params
+
+
+@lru_cache(maxsize=256)
+def _insert_unless_sql(
+    table: str, found: str, ids: tuple[str, ...], names: tuple[str, ...], rows: int, next_id: str
+) -> str:
+    """``rows`` inserts unless their own ``found`` selects a value, in one statement: each row's check and values
+    in ``VALUES`` (with its number, ``n_``), the next ids for the rows found nothing for, the insert; what it
+    selects: each row's ``n``, ``found`` and the id it was ``made`` with (NULL: nothing written)."""
+    types = _columns(table)[1]
+    one = "(" + ", ".join(["?::BIGINT", f"({found})", *(f"?::{_CAST[types[name]]}" for name in names)]) + ")"
+    taken = ", ".join([*(["ids_.id_"] * len(ids)), *(f"new_.{name}" for name in names)])
+    columns = ", ".join((*ids, *names))
+    return (
+        f"WITH new_ (n_, found_, {', '.join(names)}) AS (VALUES {', '.join([one] * rows)}), "
+        f"ids_ AS MATERIALIZED (SELECT n_, {next_id} AS id_ FROM new_ WHERE found_ IS NULL ORDER BY n_), "
+        f"made_ AS (INSERT INTO {table} ({columns}) SELECT {taken} FROM ids_ JOIN new_ USING (n_)) "
+        "SELECT new_.n_ AS n, new_.found_ AS found, ids_.id_ AS made "
+        "FROM new_ LEFT JOIN ids_ USING (n_) ORDER BY new_.n_"
+    )
+
+
+_Ahead = dict[tuple[str, str, tuple[Any, ...]], tuple[Insert, tuple[Any, Row | None]]]  # key: the insert, its result
+
+
+def _leading(inserts: list[Insert | None]) -> list[tuple[Insert, Mapping[str, Any]]]:
+    """The inserts ``write_ahead`` makes together: the leading ones (a write that makes none ends them) of one
+    shape (table, check, columns), each stored as given (``_stored``), with keys no other of them has (the
+    later of two would find the earlier's row: it is left to its write, in turn)."""
+    run: list[tuple[Insert, Mapping[str, Any]]] = []
+    keys: set[tuple[str, str, tuple[Any, ...]]] = set()
+    for insert in inserts:
+        values = _stored(insert) if insert is not None else None
+        if insert is None or values is None or _key(insert) in keys:
+            break
+        if run and (insert.table, insert.found, insert.ids, tuple(values)) != (
+            run[0][0].table, run[0][0].found, run[0][0].ids, tuple(run[0][1])):  # fmt: skip
+            break
+        keys.add(_key(insert))
+        run.append((insert, values))
+    return run
+
+
 def _params(params: Params) -> Params:
     if isinstance(params, Mapping):
         return {name: _text(value) for name, value in params.items()}
@@ -97,6 +188,7 @@ class PostgresStore(SharedState):
         except ImportError:
             raise StoreError("--db postgresql://... needs psycopg: pip install 'gatekit[postgres]'") from None
         self.path = url
+        self._raw = psycopg.RawCursor  # (``_numbered``: each statement's cursor)
         self._local = threading.local()
         try:  # one connection first: a database that cannot be reached is said at once, not after the pool's wait
             psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT).close()
@@ -155,7 +247,8 @@ class PostgresStore(SharedState):
         if getattr(self._local, "conn", None) is not None:
             yield self
             return
-        self._local.after = []
+        self._local.after, self._local.claimed, self._local.ahead = [], [], None
+        self._local.savepoint_due = False
         try:
             with self._begun() as (conn, pipeline):
                 self._local.conn, self._local.pipeline = conn, pipeline
@@ -231,27 +324,36 @@ class PostgresStore(SharedState):
     @contextmanager
     def savepoint(self) -> Iterator[None]:
         """Inside this thread's transaction: what the block writes is undone if it raises, with the actions it
-        left for after the commit; the rest of the transaction stays.
+        left for after the commit and the rows written ahead for it (``write_ahead``); the rest of the transaction
+        stays.
 
-        ``SAVEPOINT`` goes with the block's first statement (the pipeline: no round trip of its own), and is not
-        released: the next block's savepoint of the same name hides it (``ROLLBACK TO`` goes back to the latest),
-        and the commit ends them all; a batch of ``batch.MAX_BATCH`` (64) blocks stays within what a database
-        session keeps of its subtransactions without spilling them to disk."""
+        ``SAVEPOINT`` goes just before the block's first statement, with it (the pipeline: no round trip of its
+        own), and a block that runs none (a sale whose insert was written ahead) sends none.  It is not released:
+        the next block's savepoint of the same name hides it (``ROLLBACK TO`` goes back to the latest), and the
+        commit ends them all; a batch of ``batch.MAX_BATCH`` (64) blocks stays within what a database session keeps
+        of its subtransactions without spilling them to disk."""
         conn, pipeline = getattr(self._local, "conn", None), getattr(self._local, "pipeline", None)
         if conn is None or pipeline is None:
             raise RuntimeError("a savepoint needs the transaction of this thread")
         pending = len(self._local.after)
-        conn.execute("SAVEPOINT part")
+        claimed, self._local.claimed = self._local.claimed, []
+        self._local.savepoint_due = True
         try:
             yield
         except BaseException:
             import psycopg
 
-            with contextlib.suppress(psycopg.Error):  # (a failed statement: the pipeline goes on after a sync)
-                pipeline.sync()
-            conn.execute("ROLLBACK TO part")
+            issued, self._local.savepoint_due = not self._local.savepoint_due, False
+            if issued:
+                with contextlib.suppress(psycopg.Error):  # (a failed statement: the pipeline goes on after a sync)
+                    pipeline.sync()
+                conn.execute("ROLLBACK TO part")
             del self._local.after[pending:]
+            undone, self._local.claimed = self._local.claimed, claimed
+            self._delete(undone)
             raise
+        self._local.savepoint_due = False
+        self._local.claimed = claimed
 
     def watch_writers(self) -> AbstractContextManager[Any]:
         """A connection of its own for ``wait_for_writers`` (the batch's lock watcher), None when none opens."""
@@ -276,6 +378,9 @@ class PostgresStore(SharedState):
         """``work(connection)``: on this thread's transaction's connection, the loop's, else on a pooled one."""
         conn = getattr(self._local, "conn", None)
         if conn is not None:
+            if self._local.savepoint_due:  # (``savepoint``: sent with the block's first statement)
+                self._local.savepoint_due = False
+                conn.execute("SAVEPOINT part")
             return work(conn)
         if self._on_loop is not None and self._on_loop == threading.get_ident():
             return self._run_on_loop(work)
@@ -310,7 +415,7 @@ class PostgresStore(SharedState):
 
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run a statement; the rows it affected."""
-        return self._run(lambda conn: self._rowcount(conn.execute(_marked(sql), _params(params))))
+        return self._run(lambda conn: self._rowcount(self._raw(conn).execute(_numbered(sql), _params(params))))
 
     def _rowcount(self, cursor: Any) -> int:
         pipeline = getattr(self._local, "pipeline", None)
@@ -323,11 +428,11 @@ class PostgresStore(SharedState):
         return self.execute(sql, params)
 
     def one(self, sql: str, params: Params = ()) -> Row | None:
-        row: Row | None = self._run(lambda conn: conn.execute(_marked(sql), _params(params)).fetchone())
+        row: Row | None = self._run(lambda conn: self._raw(conn).execute(_numbered(sql), _params(params)).fetchone())
         return row
 
     def all(self, sql: str, params: Params = ()) -> list[Row]:
-        rows: list[Row] = self._run(lambda conn: conn.execute(_marked(sql), _params(params)).fetchall())
+        rows: list[Row] = self._run(lambda conn: self._raw(conn).execute(_numbered(sql), _params(params)).fetchall())
         return rows
 
     def insert(self, table: str, values: Mapping[str, Any]) -> int:
@@ -339,9 +444,94 @@ class PostgresStore(SharedState):
         return int(row[auto]) if row else 0
 
     def insert_row(self, table: str, values: Mapping[str, Any]) -> Row:
-        row = self.one(*_insert(table, values, " RETURNING *"))
-        assert row is not None
-        return row
+        """``insert``, returning the row as stored (with its defaults and id): built from the table's defaults and
+        the values when PostgreSQL stores them as given (``_built``), as the SQLite store does; read back
+        (``RETURNING *``) otherwise.  A wide row read back and turned into a dict costs the simulator more than the
+        insert."""
+        kept = _params(stored_values(values))
+        assert isinstance(kept, Mapping)
+        values = kept
+        if not _built(table, values):
+            row = self.one(*_insert(table, values, " RETURNING *"))
+            assert row is not None
+            return row
+        auto = schema.AUTO.get(table)
+        built = dict(_columns(table)[0])
+        built.update(values)
+        if auto is not None and values.get(auto) is None:
+            made = self.one(*_insert(table, values, f" RETURNING {auto}"))
+            assert made is not None
+            built[auto] = made[auto]
+        else:
+            self.execute(*_insert(table, values))
+        return built
+
+    def insert_unless(self, insert: Insert) -> tuple[Any, Row | None]:
+        """``SharedState.insert_unless`` in one statement, one round trip (``_insert_unless_sql``), or none when
+        ``write_ahead`` made it already."""
+        ahead: _Ahead | None = getattr(self._local, "ahead", None)
+        if ahead and (done := ahead.pop(_key(insert), None)) is not None:
+            written, result = done
+            if written.values == insert.values:
+                if result[1] is not None:
+                    self._local.claimed.append((insert.table, result[1]))  # (undone if its write fails)
+                return result
+            self._delete([(written.table, result[1])] if result[1] is not None else [])  # (not the row it writes)
+        values = _stored(insert)
+        if values is None:
+            return super().insert_unless(insert)
+        return self._insert_together([(insert, values)])[0]
+
+    def _insert_together(self, run: list[tuple[Insert, Mapping[str, Any]]]) -> list[tuple[Any, Row | None]]:
+        """The inserts of ``run`` (one shape, keys of their own: ``_leading``) in one statement; each one's result."""
+        first, names = run[0][0], tuple(run[0][1])
+        sql = _insert_unless_sql(first.table, first.found, first.ids, names, len(run),
+                                 self.next_id_expression(first.table))  # fmt: skip
+        rows = self.all(sql, tuple(value for n, (insert, values) in enumerate(run)
+                                   for value in (n, *insert.params, *values.values())))  # fmt: skip
+        defaults = _columns(first.table)[0]
+        results: list[tuple[Any, Row | None]] = []
+        for (insert, values), row in zip(run, rows, strict=True):
+            if row["made"] is None:
+                results.append((row["found"], None))
+                continue
+            built = dict(defaults)
+            built.update(values)
+            built.update(dict.fromkeys(insert.ids, row["made"]))
+            results.append((None, built))
+        return results
+
+    @contextmanager
+    def write_ahead(self, inserts: list[Insert | None]) -> Iterator[None]:
+        """The leading inserts of a batch's writes (``_leading``: two at least) made together in one statement
+        before the writes run: each write's ``insert_unless`` then takes its own result with no round trip.
+
+        Each write still runs in turn, in its savepoint: one that fails has the row written ahead for it undone
+        with what it wrote; a row no write took (its request failed before it got there) is undone before the
+        commit.  A failure of the statement itself (its savepoint) leaves each write to make its own insert."""
+        import psycopg
+
+        run = _leading(inserts) if getattr(self._local, "conn", None) is not None else []
+        ahead: _Ahead = {}
+        if len(run) > 1:
+            try:
+                with self.savepoint():
+                    results = self._insert_together(run)
+                ahead = {_key(insert): (insert, result) for (insert, _), result in zip(run, results, strict=True)}
+            except psycopg.Error:
+                ahead = {}
+        self._local.ahead = ahead
+        try:
+            yield
+        finally:
+            left, self._local.ahead = self._local.ahead, None
+        self._delete([(insert.table, result[1]) for insert, result in (left or {}).values() if result[1] is not None])
+
+    def _delete(self, rows: list[tuple[str, Row]]) -> None:
+        """Rows written ahead that no write keeps (``write_ahead``), deleted by id."""
+        for table, row in rows:
+            auto = schema.AUTO[table]
+            self.execute(f"DELETE FROM {table} WHERE {auto}=?", (row[auto],))
 
     def update(self, table: str, key: str, key_value: Any, values: Mapping[str, Any]) -> int:
         return self.execute(*_update(table, key, key_value, values))

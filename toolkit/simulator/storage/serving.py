@@ -26,7 +26,7 @@ from typing import Any, Generic, TypeVar
 from anyio import CapacityLimiter
 
 from toolkit.simulator import pools
-from toolkit.simulator.storage.base import Store, StoreBusy
+from toolkit.simulator.storage.base import Insert, Store, StoreBusy
 from toolkit.simulator.storage.batch import Batcher
 from toolkit.simulator.storage.postgres import PostgresStore
 from toolkit.simulator.storage.sqlite import SqliteStore
@@ -41,6 +41,7 @@ class Later(Generic[T]):
 
     write: Callable[[], Any]
     then: Callable[[Any], T] | None = None
+    ahead: Insert | None = None  # the insert ``write`` makes first (``Store.write_ahead``)
 
     def answered_by(self, then: Callable[[Any], Any]) -> Later[Any]:
         return replace(self, then=then)
@@ -50,11 +51,12 @@ class Later(Generic[T]):
         return self.then(outcome)
 
 
-def write_soon(store: Store, write: Callable[[], T]) -> T | Later[T]:
-    """``write()`` now, or, when the loop collects a batch here, a ``Later`` that the batch does."""
+def write_soon(store: Store, write: Callable[[], T], ahead: Insert | None = None) -> T | Later[T]:
+    """``write()`` now, or, when the loop collects a batch here, a ``Later`` that the batch does (``ahead``: the
+    ``insert_unless`` the write makes first, which the batch may make with the others': ``Store.write_ahead``)."""
     batcher = batcher_of(store)
     if batcher is not None and batcher.collects_here():
-        return Later(write)
+        return Later(write, ahead=ahead)
     return write()
 
 
@@ -90,7 +92,7 @@ async def serve(store: Store, work: Callable[[], Any], *, small: bool, threads: 
                 if not isinstance(done, Later):
                     return done
                 try:
-                    outcome = await batcher.submit(done.write, threads)
+                    outcome = await batcher.submit(done.write, threads, done.ahead)
                 except Exception as exc:  # (the write's refusal, or a failure: answered as any other)
                     outcome = exc
                 return done.finish(outcome)
