@@ -140,7 +140,7 @@ def test_a_write_that_inserts_other_values_than_it_said_gets_its_own_row(
 ) -> None:
     said = [_sale("inv-0", amount_minor=50), _sale("inv-1", amount_minor=100)]  # (one shape: written together)
     written = [said[0], _sale("inv-1", amount_minor=200)]
-    outcomes = asyncio.run(_batch(Batcher(store), [(_write(store, w), s) for w, s in zip(written, said)]))
+    outcomes = asyncio.run(_batch(Batcher(store), [(_write(store, w), s) for w, s in zip(written, said, strict=True)]))
     assert together == [2, 1]  # the ahead of inv-1 undone, its own insert made
     stored = _stored(store)
     assert sorted(stored) == ["inv-0", "inv-1"] and stored["inv-1"]["amount_minor"] == 200
