@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import threading
@@ -45,6 +46,27 @@ def quiet_jitter() -> None:
     import psycopg_pool.base
 
     psycopg_pool.base.random = _JITTER.random  # type: ignore[attr-defined]
+
+
+@contextmanager
+def ended(conn: Any, pipeline: Any) -> Iterator[None]:
+    """The end of a transaction begun with ``BEGIN`` on ``conn`` in pipeline mode: ``COMMIT``, or ``ROLLBACK`` when
+    the block raises, as statements of the pipeline.  (psycopg's ``Connection.transaction()`` in pipeline mode nests
+    two pipelines of its own, whose ends cost a round trip each: a batch of one sale waited on the database 13 times,
+    and spent 0.78 ms of CPU.)"""
+    import psycopg
+
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(psycopg.Error):  # (a failed statement: the pipeline goes on after a sync)
+            pipeline.sync()
+        with contextlib.suppress(psycopg.Error):  # (a dead connection: the pool discards it)
+            conn.execute("ROLLBACK")
+            pipeline.sync()
+        raise
+    conn.execute("COMMIT")
+    pipeline.sync()  # (the commit's outcome: a failure raises here)
 
 
 class Connections:
@@ -95,9 +117,8 @@ class Connections:
         for attempt in range(self._size + 1):
             with self._unavailable_as_503(), self.pool.connection(timeout=self._wait()) as conn, \
                     conn.pipeline() as pipeline:  # fmt: skip
-                began = conn.transaction()
                 try:
-                    began.__enter__()
+                    conn.execute("BEGIN")
                     if lock is not None:
                         conn.execute(lock)
                     pipeline.sync()
@@ -106,13 +127,8 @@ class Connections:
                         continue
                     raise
                 self._answered()
-                try:
+                with ended(conn, pipeline):
                     yield conn, pipeline
-                except BaseException as exc:
-                    if not began.__exit__(type(exc), exc, exc.__traceback__):
-                        raise
-                else:
-                    began.__exit__(None, None, None)
                 return
 
     def take_now(self) -> Any | None:

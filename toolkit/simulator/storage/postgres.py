@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolkit.simulator.storage import schema
 from toolkit.simulator.storage.base import Insert, Params, Row, SharedState, StoreBusy, StoreError, stored_values
-from toolkit.simulator.storage.pgconnections import CONNECT_TIMEOUT, POOL_WAIT, Connections
+from toolkit.simulator.storage.pgconnections import CONNECT_TIMEOUT, POOL_WAIT, Connections, ended
 from toolkit.simulator.storage.schema import FIRST_IDS, RESET_TABLES, SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -285,18 +285,20 @@ class PostgresStore(SharedState):
         hurried = self._hurried is not None and self._lock_key is not None
         busy = False
         try:
-            with self._connections.unavailable(), conn.pipeline() as pipeline, conn.transaction():
-                if hurried:
-                    try:
-                        row = conn.execute(TRY_LOCK, (self._lock_key,)).fetchone()
-                    except psycopg.OperationalError as exc:
-                        raise StoreBusy("the loop's connection does not answer") from exc
-                    busy = not row["locked"]
-                elif self._lock_statement is not None:
-                    conn.execute(self._lock_statement)
-                if not busy:
-                    self._hurried = None
-                    yield conn, pipeline
+            with self._connections.unavailable(), conn.pipeline() as pipeline:
+                conn.execute("BEGIN")
+                with ended(conn, pipeline):
+                    if hurried:
+                        try:
+                            row = conn.execute(TRY_LOCK, (self._lock_key,)).fetchone()
+                        except psycopg.OperationalError as exc:
+                            raise StoreBusy("the loop's connection does not answer") from exc
+                        busy = not row["locked"]
+                    elif self._lock_statement is not None:
+                        conn.execute(self._lock_statement)
+                    if not busy:
+                        self._hurried = None
+                        yield conn, pipeline
         finally:
             if conn.broken:
                 self._drop_loop_connection()
