@@ -56,6 +56,9 @@ def start(state: State) -> None:
 
 
 def stop(state: State) -> None:
+    """The scheduler, the callbacks and the journal stopped, each one's last writes made; none waits long for a
+    database that does not answer (``Store.stopping``), and none of them failing stops the others."""
+    state.store.stopping()
     state.scheduler.stop()
     state.delivery.stop()
     close = getattr(state.journal, "close", None)

@@ -109,8 +109,13 @@ class Delivery:
 
     def stop(self) -> None:
         """No new sends; cancel queued ones (they stay ``sending`` until the next start); join the rest."""
-        with self.store.transaction():
-            pool, self._pool = self._pool, None
+        pool = None
+        try:
+            with self.store.transaction():  # (no final status is queueing a callback meanwhile)
+                pool, self._pool = self._pool, None
+        except StoreUnavailable:  # (a database that does not answer: no transaction queues one either)
+            if pool is None:
+                pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
         self._notify()

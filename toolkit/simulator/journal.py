@@ -220,10 +220,14 @@ class StoreJournal:
                     self._prune_by_age(latest)
 
     def close(self) -> None:
-        """Write what waits and stop the thread (before the store closes)."""
+        """Write what waits and stop the thread (before the store closes); a database that does not answer loses
+        those lines, said on the log, and the stop goes on."""
         self._closed.set()
         self._wake.set()
-        self.flush()
+        try:
+            self.flush()
+        except StoreUnavailable:
+            log.warning("the request journal's last lines were not written: the database does not answer")
         if self._owned:
             self.store.close()
 

@@ -188,6 +188,11 @@ class SharedState:
     def drop_lease(self, name: str, holder: str) -> None:
         self.execute("DELETE FROM leases WHERE name=? AND holder=?", (name, holder))
 
+    def stopping(self) -> None:
+        """The simulator stops: its last writes do not wait for a database that does not answer (a shared
+        database's store shortens its waits; a file's has none to shorten)."""
+        return None
+
     def forget_processes(self) -> None:
         """The leases and the clock offset forgotten too (``gatekit simulate --reset``: as if no process had run)."""
         with self.transaction():
@@ -255,6 +260,8 @@ class Store(Protocol):
     def drop_lease(self, name: str, holder: str) -> None: ...
 
     def forget_processes(self) -> None: ...
+
+    def stopping(self) -> None: ...
 
     def hold_if_free(self) -> bool: ...
 

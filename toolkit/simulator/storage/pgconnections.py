@@ -35,6 +35,8 @@ POOL_WAIT = 10.0  # seconds a request waits for a connection (a database restart
 DOWN_WAIT = 0.5  # the same once a wait ran out, until a statement succeeds again (an outage: quick 503s)
 TAKE_WAIT = 0.001  # seconds the event loop waits for a connection of its own (the pool's timeout 0 is no chance)
 PROBE_EVERY = 1.0  # seconds between two direct connections that ask whether a database that was down is back
+STOP_WAIT = 0.5  # seconds a statement waits for a connection once the simulator stops (``stopping``)
+WAIT_SLICE = 0.25  # a wait for a pooled connection is made of waits this long: a stop cuts it short (``_pooled``)
 
 
 _JITTER = random.Random()  # (the pool's own: see quiet_jitter)
@@ -80,6 +82,7 @@ class Connections:
         self._connect = psycopg.connect
         self._unanswered: tuple[type[Exception], ...] = (psycopg.OperationalError, PoolTimeout)
         self._down = False  # the last statement found the database not answering
+        self._stopping = False  # the simulator stops: no statement waits for a restart (``stopping``)
         self._probing = threading.Lock()
         self._next_probe = 0.0
         self._taken: dict[int, Any] = {}  # (id of a connection kept out of its pool: that pool)
@@ -98,7 +101,7 @@ class Connections:
         """``work(connection)`` on a pooled connection; one found dead (nothing was done on it) is dropped and
         ``work`` runs on another."""
         for attempt in range(self._size + 1):
-            with self._unavailable_as_503(), self.pool.connection(timeout=self._wait()) as conn:
+            with self._unavailable_as_503(), self._pooled() as conn:
                 try:
                     done = work(conn)
                 except self._unanswered:
@@ -115,7 +118,7 @@ class Connections:
         pipeline: ``BEGIN`` and the statement ``lock`` (the write lock, if any) go in one round trip.  One found dead
         then (nothing was done on it) is dropped and another one taken."""
         for attempt in range(self._size + 1):
-            with self._unavailable_as_503(), self.pool.connection(timeout=self._wait()) as conn, \
+            with self._unavailable_as_503(), self._pooled() as conn, \
                     conn.pipeline() as pipeline:  # fmt: skip
                 try:
                     conn.execute("BEGIN")
@@ -130,6 +133,33 @@ class Connections:
                 with ended(conn, pipeline):
                     yield conn, pipeline
                 return
+
+    @contextmanager
+    def _pooled(self) -> Iterator[Any]:
+        """A pooled connection (``pool.connection``), waited for ``_wait()`` seconds at most, in waits of
+        ``WAIT_SLICE``: a thread that waits for a database that does not answer (the scheduler's) stops waiting
+        within a slice of the simulator's stop, which then takes no longer than its own short waits."""
+        from psycopg_pool import PoolTimeout
+
+        wait, waited = self._wait(), 0.0
+        while True:
+            step = max(0.001, min(WAIT_SLICE, wait - waited))
+            manager = self.pool.connection(timeout=step)  # (the pool of now: a probe may have replaced it)
+            try:
+                conn = manager.__enter__()
+            except PoolTimeout:
+                waited += step
+                if self._stopping or waited >= wait:
+                    raise PoolTimeout(f"couldn't get a connection after {waited:.2f} sec") from None
+                continue
+            break
+        try:
+            yield conn
+        except BaseException as exc:
+            if not manager.__exit__(type(exc), exc, exc.__traceback__):
+                raise
+        else:
+            manager.__exit__(None, None, None)
 
     def take_now(self) -> Any | None:
         """A pooled connection kept out of the pool (the event loop's: ``give_back`` returns it), if one is ready
@@ -163,9 +193,18 @@ class Connections:
             self._down = False
             log.warning("the database answers again")
 
+    def stopping(self) -> None:
+        """The simulator stops: what it writes last (its scheduler's lease given back, the journal's last lines)
+        waits ``STOP_WAIT`` at most for a connection, and no probe is made.  A database that went down first (a
+        stopped PostgreSQL, a host gone) made every step of a stop wait ``POOL_WAIT``: 10 s or more, then a failed
+        shutdown."""
+        self._stopping = True
+
     def _wait(self) -> float:
         """How long to wait for a pooled connection: ``POOL_WAIT`` (a restart is waited for), or ``DOWN_WAIT`` while
-        the database is known not to answer, after a probe (``_probe``)."""
+        the database is known not to answer, after a probe (``_probe``); ``STOP_WAIT`` once stopping."""
+        if self._stopping:
+            return STOP_WAIT
         if not self._down:
             return POOL_WAIT
         self._probe()

@@ -573,6 +573,11 @@ class PostgresStore(SharedState):
         view._on_loop = view._hurried = view._loop_conn = None
         return view
 
+    def stopping(self) -> None:
+        """The simulator stops: a statement waits a moment at most for a database that does not answer
+        (``Connections.stopping``)."""
+        self._connections.stopping()
+
     def close(self) -> None:
         if self.batcher is not None:
             self.batcher.close()
