@@ -132,9 +132,12 @@ class Engine:
             raise SimError(f"{call.operation.name} is not implemented by the simulator", http_status=500, kind="error")
         return self.answering(call, lambda: handler(self, call))
 
-    def write_soon(self, write: Callable[[], Result], ahead: Insert | None = None) -> Result | Later[Result]:
+    def write_soon(
+        self, write: Callable[[], Result], ahead: Callable[[], Insert | None] | None = None
+    ) -> Result | Later[Result]:
         """``write()`` now, or left for the loop's batch of writes (``storage.serving``: the store's choice);
-        ``ahead``: the ``insert_unless`` it will make first (``ahead_of``), which the batch may do with others'."""
+        ``ahead()``: the ``insert_unless`` it will make first (``ahead_of``), which the batch may do with others'
+        (asked only when the write joins a batch)."""
         return serving.write_soon(self.store, write, ahead)
 
     def answering(self, call: Call, work: Callable[[], T]) -> T | Result:

@@ -110,7 +110,7 @@ def card_payment(engine: Engine, call: Call) -> Result | Later[Result]:
         return Result(ResponseKind.ASYNC, tx)
 
     # (on the loop: with its batch of writes, whose new orders' inserts may be made together: ``ahead_of``)
-    return engine.write_soon(lambda: engine.answering(call, write), engine.ahead_of(call, draft))
+    return engine.write_soon(lambda: engine.answering(call, write), lambda: engine.ahead_of(call, draft))
 
 
 def start_form(engine: Engine, call: Call) -> Result:

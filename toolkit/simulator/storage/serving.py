@@ -51,12 +51,13 @@ class Later(Generic[T]):
         return self.then(outcome)
 
 
-def write_soon(store: Store, write: Callable[[], T], ahead: Insert | None = None) -> T | Later[T]:
-    """``write()`` now, or, when the loop collects a batch here, a ``Later`` that the batch does (``ahead``: the
-    ``insert_unless`` the write makes first, which the batch may make with the others': ``Store.write_ahead``)."""
+def write_soon(store: Store, write: Callable[[], T], ahead: Callable[[], Insert | None] | None = None) -> T | Later[T]:
+    """``write()`` now, or, when the loop collects a batch here, a ``Later`` that the batch does (``ahead()``: the
+    ``insert_unless`` the write makes first, which the batch may make with the others': ``Store.write_ahead``;
+    asked only then)."""
     batcher = batcher_of(store)
     if batcher is not None and batcher.collects_here():
-        return Later(write, ahead=ahead)
+        return Later(write, ahead=ahead() if ahead is not None else None)
     return write()
 
 
