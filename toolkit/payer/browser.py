@@ -298,9 +298,8 @@ class BrowserPayer:
             self._console += self.driver.get_log("browser")
         except _stale_errors():
             return ""
-        kept = tokenize_hook.answers(self._console)
-        same = [text for where, _, text in kept if where == url]
-        return same[-1] if same else (kept[-1][2] if kept else "")
+        same = [text for where, _, text in tokenize_hook.answers(self._console) if where == url]
+        return same[-1] if same else ""  # (none: the payer says the answer was not JSON, as Chromium left it)
 
     def _call_visit(self, navigation: Navigation, body: str) -> Visit:
         """The SDK's tokenize call as a visit to the gateway: the card as BIN and last four, the CVV never."""

@@ -57,7 +57,8 @@ def start(state: State) -> None:
 
 def stop(state: State) -> None:
     """The scheduler, the callbacks and the journal stopped, each one's last writes made; none waits long for a
-    database that does not answer (``Store.stopping``), and none of them failing stops the others."""
+    database that does not answer (``Store.stopping``), and such a database stops none of them (their last writes
+    are lost, said on the log)."""
     state.store.stopping()
     state.scheduler.stop()
     state.delivery.stop()

@@ -84,17 +84,20 @@ def test_postgresql_reads_an_int_in_a_real_column_back_as_a_float(postgres: Clus
 def test_a_new_order_is_written_in_one_step_unless_its_client_orderid_repeats(
     store: Store, extra: dict[str, Any]
 ) -> None:
-    """``order_rows.insert_order``: the row inserted with the next id as its id and orderid; a second order with the
-    same client_orderid finds the first and writes nothing; another merchant's does not."""
-    kinds = ("sale", "preauth")
+    """``Store.insert_unless`` of ``order_rows.order_insert``: the row inserted with the next id as its id and
+    orderid; a second order with the same client_orderid finds the first and writes nothing; another merchant's
+    does not."""
+
+    def order(login: str, row: dict[str, Any]) -> tuple[Any, Any]:
+        return store.insert_unless(order_rows.order_insert(row, login, "inv-1", ("sale", "preauth")))
+
     with store.transaction():
-        repeated, first = order_rows.insert_order(store, {**BASE, **extra}, "gatekit-demo", "inv-1", kinds)
+        repeated, first = order("gatekit-demo", {**BASE, **extra})
         assert repeated is None and first is not None
         assert first["id"] == first["orderid"] == FIRST_IDS["transactions"]
         _same(first, store)
-        again, none = order_rows.insert_order(store, {**BASE, **extra}, "gatekit-demo", "inv-1", kinds)
-        assert (again, none) == (first["id"], None)
-        other, second = order_rows.insert_order(store, {**BASE, "login": "other"}, "other", "inv-1", kinds)
+        assert order("gatekit-demo", {**BASE, **extra}) == (first["id"], None)
+        other, second = order("other", {**BASE, "login": "other"})
         assert other is None and second is not None and second["id"] == second["orderid"] > first["id"]
         _same(second, store)
     count = store.one("SELECT COUNT(*) AS n FROM transactions")

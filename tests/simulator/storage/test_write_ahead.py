@@ -56,7 +56,8 @@ def _write(store: PostgresStore, insert: Insert, then: Callable[[], None] | None
 
     def write() -> Any:
         with store.transaction():
-            repeated, row = order_rows.insert_order(store, dict(insert.values), "gatekit-demo", insert.params[1], KINDS)
+            again = order_rows.order_insert(dict(insert.values), "gatekit-demo", insert.params[1], KINDS)
+            repeated, row = store.insert_unless(again)
             if then is not None:
                 then()
         return repeated if row is None else row
@@ -102,8 +103,7 @@ def test_a_repeat_in_the_batch_is_left_to_its_write_and_finds_the_earlier_sale(
 
 def test_an_order_that_exists_is_found_by_the_statement_and_nothing_is_written(store: PostgresStore) -> None:
     with store.transaction():
-        repeated, before = order_rows.insert_order(store, {**BASE, "client_orderid": "inv-old"}, "gatekit-demo",
-                                                   "inv-old", KINDS)  # fmt: skip
+        repeated, before = store.insert_unless(_sale("inv-old"))
     assert repeated is None and before is not None
     inserts = [_sale("inv-new"), _sale("inv-old")]
     outcomes = asyncio.run(_batch(Batcher(store), [(_write(store, insert), insert) for insert in inserts]))
@@ -145,3 +145,18 @@ def test_a_write_that_inserts_other_values_than_it_said_gets_its_own_row(
     stored = _stored(store)
     assert sorted(stored) == ["inv-0", "inv-1"] and stored["inv-1"]["amount_minor"] == 200
     assert outcomes[1] == stored["inv-1"]
+
+
+def test_a_write_that_inserts_other_values_and_then_fails_keeps_nothing(store: PostgresStore) -> None:
+    """The row written ahead for it is undone when its values differ; the write then fails: its own row is rolled
+    back with its savepoint, and so is the undoing, so the row written ahead is undone again."""
+
+    def refuse() -> None:
+        raise ValueError("refused after its insert")
+
+    said = [_sale("inv-0", amount_minor=50), _sale("inv-1", amount_minor=100)]
+    written = _sale("inv-1", amount_minor=200)
+    outcomes = asyncio.run(_batch(Batcher(store), [(_write(store, said[0]), said[0]),
+                                                   (_write(store, written, then=refuse), said[1])]))  # fmt: skip
+    assert [type(outcome) for outcome in outcomes] == [dict, ValueError]
+    assert sorted(_stored(store)) == ["inv-0"]

@@ -287,9 +287,11 @@ class Engine:
     def ahead_of(self, call: Call, draft: Draft) -> Insert | None:
         """The write ``insert_draft`` makes first, known before the write transaction: a new order's insert with
         its repeat check (``order_rows.order_insert``), which a batch of sales may do together."""
-        if not lifecycle.KINDS[draft.kind].initial:
-            return None
-        return order_rows.order_insert(draft.row, call.merchant.login, call.client_orderid, lifecycle.INITIAL)
+        return self._order_insert(call, draft.row) if lifecycle.KINDS[draft.kind].initial else None
+
+    def _order_insert(self, call: Call, row: dict[str, Any]) -> Insert:
+        """A new order's initial transaction ``row``, inserted unless the merchant's orders hold its client_orderid."""
+        return order_rows.order_insert(row, call.merchant.login, call.client_orderid, lifecycle.INITIAL)
 
     def insert_draft(self, call: Call, draft: Draft) -> Row:
         """``new_scheduled_tx`` of a draft (inside the caller's DB transaction)."""
@@ -349,20 +351,15 @@ class Engine:
 
     def _insert_drafted(self, call: Call, kind: str, order: Row | None, row: dict[str, Any]) -> Row:
         """Give a drafted row its id (a new order: its orderid too, after the repeat check) and insert it."""
+        self._wake_for(row)
         if order is None:  # a new order: its orderid is its initial transaction's id, the id AUTOINCREMENT gives next
-            self._wake_for(row)
             if lifecycle.KINDS[kind].initial:  # a repeated client_orderid is checked against the merchant's orders
-                repeated, tx = order_rows.insert_order(
-                    self.store, row, call.merchant.login, call.client_orderid, lifecycle.INITIAL
-                )
+                repeated, tx = self.store.insert_unless(self._order_insert(call, row))
                 if tx is not None:
                     return tx
-                assert repeated is not None
                 self._check_repeat(call, kind, row, self.tx(repeated))  # (a retry of a failed order: a new one)
             row["id"] = row["orderid"] = self.store.next_id("transactions")
-            return self.store.insert_row("transactions", row)
         # (``by_request`` finds the transaction by its own serial: no ``requests`` row for the request that made it)
-        self._wake_for(row)
         return self.store.insert_row("transactions", row)
 
     def _check_repeat(self, call: Call, kind: str, row: dict[str, Any], existing: Row) -> None:

@@ -141,7 +141,8 @@ def remember_request(store: Store, serial: str, tx_id: int) -> None:
 
 def order_insert(row: dict[str, Any], login: str, client_orderid: str, kinds: tuple[str, ...]) -> Insert:
     """A new order's initial transaction ``row`` to insert unless the merchant's orders of ``kinds`` hold
-    ``client_orderid`` already; its id and orderid the next id (``insert_order``)."""
+    ``client_orderid`` already; its id and orderid the next id (``Store.insert_unless``: ``(None, the row as stored)``,
+    or ``(the repeated order's id, None)`` with nothing written, for the caller's idempotency rule)."""
     marks = ",".join("?" * len(kinds))
     return Insert(
         "transactions",
@@ -151,16 +152,6 @@ def order_insert(row: dict[str, Any], login: str, client_orderid: str, kinds: tu
         (login, client_orderid, *kinds),
         ("id", "orderid"),
     )
-
-
-def insert_order(
-    store: Store, row: dict[str, Any], login: str, client_orderid: str, kinds: tuple[str, ...]
-) -> tuple[int | None, Row | None]:
-    """A new order's initial transaction, in one write unless its client_orderid repeats (call inside the write
-    transaction): ``(None, the row as stored)``, its id and orderid the next id; or ``(repeated, None)``, the id of
-    the merchant's latest order of ``kinds`` with ``client_orderid``, and nothing written (the caller applies the
-    idempotency rule)."""
-    return store.insert_unless(order_insert(row, login, client_orderid, kinds))
 
 
 def due_decisions(store: Store, now: float) -> list[Row]:

@@ -142,24 +142,17 @@ class Connections:
         from psycopg_pool import PoolTimeout
 
         wait, waited = self._wait(), 0.0
-        while True:
-            step = max(0.001, min(WAIT_SLICE, wait - waited))
-            manager = self.pool.connection(timeout=step)  # (the pool of now: a probe may have replaced it)
-            try:
-                conn = manager.__enter__()
-            except PoolTimeout:
-                waited += step
-                if self._stopping or waited >= wait:
-                    raise PoolTimeout(f"couldn't get a connection after {waited:.2f} sec") from None
-                continue
-            break
-        try:
+        with contextlib.ExitStack() as taken:
+            while True:
+                step = max(0.001, min(WAIT_SLICE, wait - waited))
+                try:  # (the pool of now: a probe may have replaced it)
+                    conn = taken.enter_context(self.pool.connection(timeout=step))
+                    break
+                except PoolTimeout:
+                    waited += step
+                    if self._stopping or waited >= wait:
+                        raise PoolTimeout(f"couldn't get a connection after {waited:.2f} sec") from None
             yield conn
-        except BaseException as exc:
-            if not manager.__exit__(type(exc), exc, exc.__traceback__):
-                raise
-        else:
-            manager.__exit__(None, None, None)
 
     def take_now(self) -> Any | None:
         """A pooled connection kept out of the pool (the event loop's: ``give_back`` returns it), if one is ready

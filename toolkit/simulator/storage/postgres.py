@@ -115,11 +115,26 @@ def _built(table: str, values: Mapping[str, Any]) -> bool:
     return True
 
 
+def _kept(values: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A row's values as PostgreSQL keeps them (free text masked, no NUL)."""
+    kept = _params(stored_values(values))
+    assert isinstance(kept, Mapping)
+    return kept
+
+
+def _row(table: str, values: Mapping[str, Any], **ids: Any) -> Row:
+    """The row PostgreSQL stores for ``values`` of which ``_built`` holds: the table's defaults overlaid with them,
+    and the ids it was given."""
+    row = dict(_columns(table)[0])
+    row.update(values)
+    row.update(ids)
+    return row
+
+
 def _stored(insert: Insert) -> Mapping[str, Any] | None:
     """The values of ``insert`` but its ids as PostgreSQL keeps them; None when the row it stores is not the table's
     defaults overlaid with them (``_built``): the insert is then made as the SQLite store makes it."""
-    values = _params(stored_values({name: value for name, value in insert.values.items() if name not in insert.ids}))
-    assert isinstance(values, Mapping)
+    values = _kept({name: value for name, value in insert.values.items() if name not in insert.ids})
     return values if schema.AUTO.get(insert.table) in insert.ids and _built(insert.table, values) else None
 
 
@@ -157,16 +172,23 @@ def _leading(inserts: list[Insert | None]) -> list[tuple[Insert, Mapping[str, An
     later of two would find the earlier's row: it is left to its write, in turn)."""
     run: list[tuple[Insert, Mapping[str, Any]]] = []
     keys: set[tuple[str, str, tuple[Any, ...]]] = set()
+    shape: tuple[Any, ...] | None = None
     for insert in inserts:
         values = _stored(insert) if insert is not None else None
         if insert is None or values is None or _key(insert) in keys:
             break
-        if run and (insert.table, insert.found, insert.ids, tuple(values)) != (
-            run[0][0].table, run[0][0].found, run[0][0].ids, tuple(run[0][1])):  # fmt: skip
+        here = _shape(insert, values)
+        if shape is not None and here != shape:
             break
+        shape = here
         keys.add(_key(insert))
         run.append((insert, values))
     return run
+
+
+def _shape(insert: Insert, values: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What inserts made in one statement share: the table, the check, the ids and the columns."""
+    return insert.table, insert.found, insert.ids, tuple(values)
 
 
 def _params(params: Params) -> Params:
@@ -450,23 +472,18 @@ class PostgresStore(SharedState):
         the values when PostgreSQL stores them as given (``_built``), as the SQLite store does; read back
         (``RETURNING *``) otherwise.  A wide row read back and turned into a dict costs the simulator more than the
         insert."""
-        kept = _params(stored_values(values))
-        assert isinstance(kept, Mapping)
-        values = kept
+        values = _kept(values)
         if not _built(table, values):
             row = self.one(*_insert(table, values, " RETURNING *"))
             assert row is not None
             return row
         auto = schema.AUTO.get(table)
-        built = dict(_columns(table)[0])
-        built.update(values)
         if auto is not None and values.get(auto) is None:
             made = self.one(*_insert(table, values, f" RETURNING {auto}"))
             assert made is not None
-            built[auto] = made[auto]
-        else:
-            self.execute(*_insert(table, values))
-        return built
+            return _row(table, values, **{auto: made[auto]})
+        self.execute(*_insert(table, values))
+        return _row(table, values)
 
     def insert_unless(self, insert: Insert) -> tuple[Any, Row | None]:
         """``SharedState.insert_unless`` in one statement, one round trip (``_insert_unless_sql``), or none when
@@ -474,9 +491,9 @@ class PostgresStore(SharedState):
         ahead: _Ahead | None = getattr(self._local, "ahead", None)
         if ahead and (done := ahead.pop(_key(insert), None)) is not None:
             written, result = done
+            if result[1] is not None:  # (undone if this write fails: rolled back to its savepoint, deleted again)
+                self._local.claimed.append((insert.table, result[1]))
             if written.values == insert.values:
-                if result[1] is not None:
-                    self._local.claimed.append((insert.table, result[1]))  # (undone if its write fails)
                 return result
             self._delete([(written.table, result[1])] if result[1] is not None else [])  # (not the row it writes)
         values = _stored(insert)
@@ -491,17 +508,11 @@ class PostgresStore(SharedState):
                                  self.next_id_expression(first.table))  # fmt: skip
         rows = self.all(sql, tuple(value for n, (insert, values) in enumerate(run)
                                    for value in (n, *insert.params, *values.values())))  # fmt: skip
-        defaults = _columns(first.table)[0]
-        results: list[tuple[Any, Row | None]] = []
-        for (insert, values), row in zip(run, rows, strict=True):
-            if row["made"] is None:
-                results.append((row["found"], None))
-                continue
-            built = dict(defaults)
-            built.update(values)
-            built.update(dict.fromkeys(insert.ids, row["made"]))
-            results.append((None, built))
-        return results
+        return [
+            (row["found"], None) if row["made"] is None else (None, _row(first.table, values, **dict.fromkeys(
+                insert.ids, row["made"])))
+            for (insert, values), row in zip(run, rows, strict=True)
+        ]  # fmt: skip
 
     @contextmanager
     def write_ahead(self, inserts: list[Insert | None]) -> Iterator[None]:
