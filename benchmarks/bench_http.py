@@ -49,7 +49,9 @@ init = function(args)
     requests[#requests + 1] = wrk.format("POST", path, headers, line)
   end
 end
-local i = 0
+-- wrk takes one request of each thread before it sends any and never sends it: that one is the list's last, so
+-- every body is sent, the first one first (starting at 0, the first body of a list was never sent)
+local i = -1
 request = function()
   i = i % #requests + 1
   return requests[i]

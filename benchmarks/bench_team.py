@@ -49,8 +49,8 @@ def measure(simulator: Simulate, seconds: float, run_name: str) -> tuple[Run, Ru
     wrk(simulator, "sale", warm, CONNECTIONS, 1, _wrk_core())  # type: ignore[arg-type]
     sales, statuses = presigned(run_name, max(20_000, int(4000 * seconds)))
     sold = wrk(simulator, "sale", sales, CONNECTIONS, seconds, _wrk_core())  # type: ignore[arg-type]
-    done = max(2, int(sold.rate * seconds))  # (wrk never sends the first body of its list: no order for that one)
-    status = wrk(simulator, "status", statuses[1:done], CONNECTIONS, seconds, _wrk_core())  # type: ignore[arg-type]
+    done = max(1, int(sold.rate * seconds))
+    status = wrk(simulator, "status", statuses[:done], CONNECTIONS, seconds, _wrk_core())  # type: ignore[arg-type]
     return sold, status
 
 
