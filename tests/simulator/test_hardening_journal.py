@@ -103,3 +103,22 @@ def test_reset_of_a_sqlite_file_empties_its_journal_too(tmp_path: Path, client_f
     assert done.returncode == 0, done.stderr
     with SimulatorServer(db=db) as sim:
         assert sim.journal.entries(limit=10) == []
+
+
+def test_the_store_journal_writes_less_often_under_load(tmp_path: Path):
+    """Lines that came fast (a simulator under load) make the next write wait ``BUSY_EVERY``, so that it holds many:
+    a few transactions a second, not fifty; lines that come slowly are written within ``FLUSH_EVERY`` (a notebook
+    reads its request's line at once)."""
+    from toolkit.simulator.journal import StoreJournal
+    from toolkit.simulator.storage.sqlite import SqliteStore
+
+    store = SqliteStore(tmp_path / "journal.db")
+    journal = StoreJournal(store, size=1000, retention=3600.0)
+    try:
+        assert journal.next_wait(100, 0.02) == StoreJournal.BUSY_EVERY  # 5,000 lines a second
+        assert journal.next_wait(3, 0.5) == StoreJournal.FLUSH_EVERY  # a notebook's few requests
+        assert journal.next_wait(0, 0.0) == StoreJournal.FLUSH_EVERY  # (nothing written: a failed write)
+        assert StoreJournal.FLUSH_EVERY < StoreJournal.BUSY_EVERY
+    finally:
+        journal.close()
+        store.close()

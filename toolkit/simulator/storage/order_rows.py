@@ -161,14 +161,17 @@ def due_decisions(store: Store, now: float) -> list[Row]:
     )
 
 
+NEXT_DUE = (
+    "SELECT MIN(t) AS t FROM ("
+    " SELECT MIN(decide_at) AS t FROM transactions WHERE status='processing' AND decide_at IS NOT NULL"
+    " UNION ALL SELECT MIN(deadline_at) FROM transactions WHERE status='processing' AND deadline_at IS NOT NULL"
+    " UNION ALL SELECT MIN(settle_at) FROM transactions WHERE settled=0 AND settle_at IS NOT NULL) AS due"
+)
+
+
 def next_due(store: Store) -> float | None:
     """When the next decision, deadline or settlement falls due."""
-    row = store.one(
-        "SELECT MIN(t) AS t FROM ("
-        " SELECT MIN(decide_at) AS t FROM transactions WHERE status='processing' AND decide_at IS NOT NULL"
-        " UNION ALL SELECT MIN(deadline_at) FROM transactions WHERE status='processing' AND deadline_at IS NOT NULL"
-        " UNION ALL SELECT MIN(settle_at) FROM transactions WHERE settled=0 AND settle_at IS NOT NULL) AS due"
-    )
+    row = store.one(NEXT_DUE)
     return row["t"] if row else None
 
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from toolkit.simulator.storage import schema
 from toolkit.simulator.storage.base import Insert, Params, Row, SharedState, StoreBusy, StoreError, stored_values
 from toolkit.simulator.storage.pgconnections import CONNECT_TIMEOUT, POOL_WAIT, Connections, ended
+from toolkit.simulator.storage.pggrowth import Growth
 from toolkit.simulator.storage.schema import FIRST_IDS, RESET_TABLES, SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -224,6 +225,7 @@ class PostgresStore(SharedState):
         self._hurried: int | None = None  # the same, until its first write transaction begins
         self._loop_conn: Any = None  # the loop's connection (``_loop_connection``)
         self.batcher: Batcher | None = None  # the loop's batch of writes (``serving.batcher_of``)
+        self.growth = Growth(self._analyze)  # (tables analyzed as they grow: ``pggrowth``)
         self._create()
 
     # --- schema ------------------------------------------------------------------------------------
@@ -459,8 +461,17 @@ class PostgresStore(SharedState):
         rows: list[Row] = self._run(lambda conn: self._raw(conn).execute(_numbered(sql), _params(params)).fetchall())
         return rows
 
+    def _analyze(self, table: str) -> None:
+        """``ANALYZE table`` on a pooled connection (``pggrowth``)."""
+        self._connections.run(lambda conn: conn.execute(f"ANALYZE {table}"))
+
+    def insert_many(self, table: str, rows: list[dict[str, Any]]) -> None:
+        super().insert_many(table, rows)
+        self.growth.inserted(table, len(rows))
+
     def insert(self, table: str, values: Mapping[str, Any]) -> int:
         """Insert a row; its id (a table with one), else the rows inserted."""
+        self.growth.inserted(table)
         auto = schema.AUTO.get(table)
         if auto is None:
             return self.execute(*_insert(table, values))
@@ -472,6 +483,7 @@ class PostgresStore(SharedState):
         the values when PostgreSQL stores them as given (``_built``), as the SQLite store does; read back
         (``RETURNING *``) otherwise.  A wide row read back and turned into a dict costs the simulator more than the
         insert."""
+        self.growth.inserted(table)
         values = _kept(values)
         if not _built(table, values):
             row = self.one(*_insert(table, values, " RETURNING *"))
@@ -508,6 +520,7 @@ class PostgresStore(SharedState):
                                  self.next_id_expression(first.table))  # fmt: skip
         rows = self.all(sql, tuple(value for n, (insert, values) in enumerate(run)
                                    for value in (n, *insert.params, *values.values())))  # fmt: skip
+        self.growth.inserted(first.table, sum(row["made"] is not None for row in rows))
         return [
             (row["found"], None) if row["made"] is None else (None, _row(first.table, values, **dict.fromkeys(
                 insert.ids, row["made"])))
