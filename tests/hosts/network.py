@@ -22,16 +22,19 @@ import ctypes
 import itertools
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 PREFIX = "gatekit-"
 SUBNET = "10.213.40"  # /24, inside the namespaces only
 CLONE_NEWNET = 0x40000000
+KILL_WAIT = 5.0  # seconds a process killed with its namespace may take to end
 _runs = itertools.count(1)
 
 
@@ -146,11 +149,57 @@ class Network:
 
 
 def remove_namespace(namespace: str) -> None:
-    listed = subprocess.run(["ip", "netns", "pids", namespace], capture_output=True, text=True, check=False)
-    for pid in listed.stdout.split():
-        with contextlib.suppress(ProcessLookupError, ValueError):
-            os.kill(int(pid), signal.SIGKILL)
+    """Every process in ``namespace``, or about to enter it, killed, and the namespace deleted.
+
+    ``ip netns pids`` lists the processes inside only.  A command started just before (``ip netns exec`` has opened
+    the namespace but not yet entered it) entered after the listing and outlived the deletion: a ``sleep 600`` was
+    left running once, in a full ``make test``.  So the processes are found by the namespace's inode, whether they
+    are in it or hold it open, and again after the deletion (then nothing new can open it) until none is left."""
+    try:
+        inode: int | None = os.stat(f"/run/netns/{namespace}").st_ino
+    except OSError:
+        inode = None
+    if inode is not None:
+        _kill_holders(inode)
     subprocess.run(["ip", "netns", "delete", namespace], capture_output=True, check=False)
+    deadline = time.monotonic() + KILL_WAIT
+    while inode is not None and _kill_holders(inode) and time.monotonic() < deadline:
+        pass
+
+
+def _kill_holders(inode: int) -> bool:
+    """SIGKILL to every process (but this one) in the network namespace ``inode`` or holding it open, and wait
+    (``KILL_WAIT`` at most) until each is gone; whether any was found."""
+    found = False
+    for pid in (int(name) for name in os.listdir("/proc") if name.isdigit() and int(name) != os.getpid()):
+        if not _holds(pid, inode):
+            continue
+        found = True
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            process = os.pidfd_open(pid)
+            try:
+                signal.pidfd_send_signal(process, signal.SIGKILL)
+                select.select([process], [], [], KILL_WAIT)  # (readable once the process has ended)
+            finally:
+                os.close(process)
+    return found
+
+
+def _holds(pid: int, inode: int) -> bool:
+    """Whether process ``pid`` is in the network namespace ``inode`` or has it open (an ``ip netns exec`` about to
+    enter it)."""
+    try:
+        if os.stat(f"/proc/{pid}/ns/net").st_ino == inode:
+            return True
+        descriptors = os.listdir(f"/proc/{pid}/fd")
+    except OSError:  # (gone)
+        return False
+    held = f"net:[{inode}]"
+    for descriptor in descriptors:
+        with contextlib.suppress(OSError):  # (closed meanwhile)
+            if os.readlink(f"/proc/{pid}/fd/{descriptor}") == held:
+                return True
+    return False
 
 
 def remove_stale() -> None:
