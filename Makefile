@@ -72,9 +72,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# Three workers on two cores: the tests wait on servers, subprocesses and browsers for about a third of their time
-# (a fresh clone's pytest took 413 s with -n 2, 327 s with -n 3).  PYTEST_WORKERS=2 for a slower machine.
-PYTEST_WORKERS ?= 3
+# Four workers on two cores: the tests wait on servers, subprocesses and browsers for about a quarter of their time
+# (a fresh clone's pytest took 413 s with -n 2, 327 s with -n 3, when the suite was smaller; now 464 s with -n 3,
+# 401 s with -n 4).  PYTEST_WORKERS=2 for a slower machine.
+PYTEST_WORKERS ?= 4
 unit: $(STAMP) $(BROWSER_STAMP) $(POSTGRES_STAMP) $(NODE_STAMP)
 	@# (with a short pass of the gateway API with its state in PostgreSQL: tests/simulator/conftest.py, BOTH_STORES)
 	$(VENV)/bin/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
