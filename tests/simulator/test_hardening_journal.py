@@ -122,3 +122,38 @@ def test_the_store_journal_writes_less_often_under_load(tmp_path: Path):
     finally:
         journal.close()
         store.close()
+
+
+def test_the_store_journal_thread_paces_its_next_write_by_what_it_just_wrote(tmp_path: Path):
+    """The journal's thread hands each write's number of lines to ``next_wait``: a burst of 1,000 lines (as a
+    simulator under load queues them) makes its next write wait ``BUSY_EVERY``."""
+    import threading
+
+    from toolkit.simulator.journal import StoreJournal
+    from toolkit.simulator.storage.sqlite import SqliteStore
+
+    paced: list[tuple[int, float]] = []
+    written = threading.Event()
+
+    class Watched(StoreJournal):
+        def next_wait(self, lines: int, seconds: float) -> float:
+            wait = super().next_wait(lines, seconds)
+            paced.append((lines, wait))
+            written.set()
+            return wait
+
+    store = SqliteStore(tmp_path / "journal.db")
+    journal = Watched(store, size=5000, retention=3600.0)
+    try:
+        line = {"at": 1795432000.0, "login": "gatekit-demo", "operation": "status", "path": "/paynet/api/v2/status",
+                "http_status": 200, "response_type": "status-response", "serial": "s", "orderid": "1",
+                "client_orderid": "inv-1", "fields": {}, "warnings": [], "error": ""}  # fmt: skip
+        with journal._flushing:  # (the thread's write waits until all are queued, however slow this machine is)
+            for _ in range(1000):
+                journal.record(dict(line))
+        assert written.wait(30), "the journal's thread wrote nothing"
+        assert paced[0] == (1000, StoreJournal.BUSY_EVERY)
+        assert store.one("SELECT COUNT(*) AS n FROM journal") == {"n": 1000}
+    finally:
+        journal.close()
+        store.close()
