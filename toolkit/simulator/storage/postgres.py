@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from toolkit.simulator.storage import schema
 from toolkit.simulator.storage.base import Insert, Params, Row, SharedState, StoreBusy, StoreError, stored_values
 from toolkit.simulator.storage.pgconnections import CONNECT_TIMEOUT, POOL_WAIT, Connections, ended
-from toolkit.simulator.storage.pggrowth import Growth
+from toolkit.simulator.storage.pggrowth import Growth, Size
 from toolkit.simulator.storage.schema import FIRST_IDS, RESET_TABLES, SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -46,6 +46,11 @@ T = TypeVar("T")
 POOL_SIZE = 8  # connections for the threads (gateway threads that read, the scheduler, the journal), per process
 LOCK_KEY = 0x6761746B  # "gatk": the advisory lock every write transaction takes
 TRY_LOCK = "SELECT pg_try_advisory_xact_lock(%s) AS locked"
+# a table's rows at its last ANALYZE (-1: never) and its live rows now, for ``pggrowth``
+TABLE_SIZE = (
+    "SELECT c.reltuples AS analyzed, coalesce(s.n_live_tup, 0) AS live FROM pg_class c"
+    " LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid WHERE c.oid = to_regclass(%s)"
+)
 SCHEMA = ";\n".join(schema.postgres_ddl())  # (``schema``: the one schema, in PostgreSQL's words)
 
 
@@ -225,7 +230,7 @@ class PostgresStore(SharedState):
         self._hurried: int | None = None  # the same, until its first write transaction begins
         self._loop_conn: Any = None  # the loop's connection (``_loop_connection``)
         self.batcher: Batcher | None = None  # the loop's batch of writes (``serving.batcher_of``)
-        self.growth = Growth(self._analyze)  # (tables analyzed as they grow: ``pggrowth``)
+        self.growth = Growth(self._size, self._analyze)  # (tables analyzed as they grow: ``pggrowth``)
         self._create()
 
     # --- schema ------------------------------------------------------------------------------------
@@ -460,6 +465,11 @@ class PostgresStore(SharedState):
     def all(self, sql: str, params: Params = ()) -> list[Row]:
         rows: list[Row] = self._run(lambda conn: self._raw(conn).execute(_numbered(sql), _params(params)).fetchall())
         return rows
+
+    def _size(self, table: str) -> Size:
+        """What the database knows of ``table``'s size (``pggrowth``), on a pooled connection."""
+        row = self._connections.run(lambda conn: conn.execute(TABLE_SIZE, (table,)).fetchone())
+        return Size(float(row["analyzed"]), float(row["live"])) if row else Size(-1.0, 0.0)
 
     def _analyze(self, table: str) -> None:
         """``ANALYZE table`` on a pooled connection (``pggrowth``)."""
