@@ -144,6 +144,16 @@ BROKEN_ARCHIVES: list[tuple[str, bytes | Callable[[Archive], None], str]] = [
         "log.entries[0].time: expected a number of milliseconds, 0 or more, got -5",
     ),
     ("time-nan", b"", "log.entries[0].time: expected a number of milliseconds, 0 or more, got nan"),  # (written below)
+    (
+        "time-of-ages",  # (found by the test of any field changed: 10**30 ms was more than a date can take)
+        _set(f"{E0}.time", 10**30),
+        "log.entries[0].time: expected a number of milliseconds, at most 604800000 (a week), got 1000000000000000000",
+    ),
+    (
+        "started-at-the-end-of-time",
+        _set(f"{E0}.startedDateTime", "9999-12-31T23:59:59.999+00:00"),
+        "log.entries[0].startedDateTime: expected a date before the year 9999, got",
+    ),
     ("url-an-array", _set(f"{E0}.request.url", []), "log.entries[0].request.url: expected text, got an array"),
     ("headers-an-object", _set(f"{E0}.request.headers", {}), "log.entries[0].request.headers: expected an array"),
     (

@@ -144,6 +144,12 @@ def _optional_text(container: Mapping[str, Any], key: str, where: str) -> str:
     return "" if value is None else _text(value, f"{where}.{key}")
 
 
+# An exchange's time, at most: a week (drift adds it to the moment the exchange started; a longer one is no HTTP
+# exchange, and a time of 10**30 ms is more than Python's dates hold).
+MAX_MILLISECONDS = 7 * 24 * 3600 * 1000
+LAST_YEAR = 9998  # (a moment of the year 9999 plus an exchange's time may be past the last date Python holds)
+
+
 def _started(value: object, where: str) -> datetime:
     expected = "an ISO 8601 date and time with its time zone (2026-11-25T21:55:56.172+00:00)"
     try:
@@ -152,12 +158,16 @@ def _started(value: object, where: str) -> datetime:
         raise _Problem(where, expected, value) from None
     if moment.tzinfo is None:
         raise _Problem(where, expected, value)
+    if moment.year > LAST_YEAR:
+        raise _Problem(where, f"a date before the year {LAST_YEAR + 1}", value)
     return moment
 
 
 def _milliseconds(value: object, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
         raise _Problem(where, "a number of milliseconds, 0 or more", value)
+    if value > MAX_MILLISECONDS:
+        raise _Problem(where, f"a number of milliseconds, at most {MAX_MILLISECONDS} (a week)", value)
     return float(value)
 
 
