@@ -19,6 +19,9 @@ PAGES_TAGS = "browser or sale_form"
 IN_FLIGHT_TAGS = "returns or callbacks"
 # A scaffolded merchant project: its own feature and the packaged callbacks flow.
 SCAFFOLD_TAGS = "checkout or callbacks"
+# The suite run from the installed wheel in an empty directory: the real-browser scenarios (skipped there, saying
+# what to install), 3-D Secure (the payer's pages) and the signing flows (the packaged key files).
+WHEEL_TAGS = "browser or threeds or signing"
 
 
 def certify_tags(short: str) -> list[str]:
