@@ -95,9 +95,9 @@ test-reliability: $(STAMP) $(POSTGRES_STAMP)
 		tests/simulator/rules/test_forced_money.py tests/simulator/test_workers_outage.py
 
 # The tests that run the certification suite whole, each with its short pass in make test (tests/suite_passes.py):
-# the lenient simulator, pages in another style, an outside gateway, a team simulator of two workers on PostgreSQL, a
-# project scaffolded from the wheel, and drift taught its fitted section from the command line, and each injected
-# drift on its own (about 4 minutes on 2 cores). CI runs it after make test.
+# the lenient simulator, pages in another style, an outside gateway, a team simulator of two workers on PostgreSQL, the
+# wheel in an empty directory and in a project scaffolded from it, and drift taught its fitted section from the command
+# line, and each injected drift on its own (about 4 minutes on 2 cores). CI runs it after make test.
 test-long: $(STAMP) $(BROWSER_STAMP) $(POSTGRES_STAMP) $(NODE_STAMP)
 	GATEKIT_FULL_SUITES=1 $(VENV)/bin/pytest -q -n 2 --dist loadgroup \
 		tests/certify/test_profiles.py tests/simulator/test_workers.py tests/test_drift_teach.py tests/test_drift.py \
