@@ -19,13 +19,18 @@ from typing import Any
 
 import pytest
 
+_BUILT: dict[tuple[str, str], dict[str, Any]] = {}  # what this process built, by run and name (without xdist)
+
 
 def once_per_run(
     tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], dict[str, Any]]
 ) -> dict[str, Any]:
     """``build(directory)`` run once per run; its JSON-able record returned to every worker."""
-    if os.environ.get("PYTEST_XDIST_WORKER") is None:
-        return build(tmp_path_factory.mktemp(name))
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:  # (one process: built at its first call, kept for the others)
+        key = (str(tmp_path_factory.getbasetemp()), name)
+        if key not in _BUILT:
+            _BUILT[key] = build(tmp_path_factory.mktemp(name))
+        return dict(_BUILT[key])
     shared = tmp_path_factory.getbasetemp().parent / f"shared-{name}"  # the run's directory, common to its workers
     shared.mkdir(exist_ok=True)
     with open(shared / "lock", "w") as lock:
