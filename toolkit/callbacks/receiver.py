@@ -62,7 +62,7 @@ class CallbackReceiver:
         self._wall_clock = wall_clock
         self._inbox = Inbox()
         self._plan_lock = threading.Lock()
-        self._failures: deque[int] = deque()
+        self._failures: deque[tuple[int, Callable[[str], bool] | None]] = deque()  # (status, whose callbacks)
         self._delays: deque[float] = deque()
         self._stopping = threading.Event()
         self._server: ReceiverServer | None = None
@@ -138,12 +138,15 @@ class CallbackReceiver:
 
     # --- how to answer ------------------------------------------------------------------------
 
-    def fail_next(self, n: int = 1, status: int = 500) -> None:
-        """Answer the next ``n`` callbacks with ``status`` (not 200), so that the gateway retries."""
+    def fail_next(self, n: int = 1, status: int = 500, *, of: Callable[[str], bool] | None = None) -> None:
+        """Answer the next ``n`` callbacks with ``status`` (not 200), so that the gateway retries.
+
+        ``of``: only callbacks whose ``client_orderid`` it accepts (``testdata.payers.made_from_now()``: orders made
+        from now on) use up the plan; a late callback of another order is answered 200 and leaves it."""
         if n < 0 or status == 200 or not 100 <= status <= 599:
             raise ValueError(f"fail_next needs n >= 0 and a non-200 HTTP status, not n={n}, status={status}")
         with self._plan_lock:
-            self._failures.extend([status] * n)
+            self._failures.extend([(status, of)] * n)
 
     def delay_next(self, n: int = 1, seconds: float = 1.0) -> None:
         """Answer the next ``n`` callbacks only after ``seconds`` (a slow merchant; gateway timeouts)."""
@@ -152,12 +155,16 @@ class CallbackReceiver:
         with self._plan_lock:
             self._delays.extend([seconds] * n)
 
-    def _plan_for(self, kind: Kind) -> tuple[int, float]:
-        """(status, delay) for this arrival; plans apply to callbacks only."""
+    def _plan_for(self, kind: Kind, params: Mapping[str, str]) -> tuple[int, float]:
+        """(status, delay) for this arrival; plans apply to callbacks only (a failure planned for some orders'
+        callbacks, to theirs only)."""
         if kind != CALLBACK:
             return 200, 0.0
+        client_orderid = params.get("client_orderid") or params.get("merchant_order", "")
         with self._plan_lock:
-            status = self._failures.popleft() if self._failures else 200
+            status = 200
+            if self._failures and (self._failures[0][1] is None or self._failures[0][1](client_orderid)):
+                status = self._failures.popleft()[0]
             delay = self._delays.popleft() if self._delays else 0.0
         return status, delay
 
@@ -166,7 +173,7 @@ class CallbackReceiver:
     def _handle(self, arrival: Arrival) -> Answer:
         """Record (masked), notify, wait if told to, answer: the server calls this per request."""
         kind = arrival.kind
-        status, delay = self._plan_for(kind)
+        status, delay = self._plan_for(kind, arrival.params)
         path = mask_text(arrival.path)
         draft = Received(
             kind=kind,

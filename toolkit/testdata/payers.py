@@ -11,7 +11,7 @@ import itertools
 import os
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 
 _MAX_ORDERID = 39  # "under 40 characters"
@@ -76,6 +76,7 @@ class OrderIds:
         self.run = _clean(run or self._env.get("PYTEST_XDIST_TESTRUNUID", "") or secrets.token_hex(4))[:8]
         self.process = secrets.token_hex(2)
         self._counter = itertools.count(1)
+        self.made = 0  # the counter of the last id made
 
     def worker(self) -> str:
         return _clean(self._env.get("PYTEST_XDIST_WORKER", ""))[:6] or "m"
@@ -84,7 +85,8 @@ class OrderIds:
         """The next id; ValueError when ``prefix`` has other characters than [A-Za-z0-9-] or is too long."""
         if not _PREFIX.match(prefix):
             raise ValueError(f"client_orderid prefix {prefix!r}: use letters, digits and single hyphens only")
-        orderid = f"{prefix}-{self.run}-{self.worker()}-{self.process}-{next(self._counter)}"
+        self.made = next(self._counter)
+        orderid = f"{prefix}-{self.run}-{self.worker()}-{self.process}-{self.made}"
         if len(orderid) > _MAX_ORDERID:
             raise ValueError(f"client_orderid {orderid!r} is longer than {_MAX_ORDERID} characters: shorten the prefix")
         return orderid
@@ -100,3 +102,16 @@ _RUN = OrderIds()  # one per process: its counter makes the ids of this process 
 def new_client_orderid(prefix: str = "gk") -> str:
     """A ``client_orderid`` unique in this run and across runs and xdist workers (``gk-1a2b3c4d-gw0-9f3a-17``)."""
     return _RUN.new(prefix)
+
+
+def made_from_now() -> Callable[[str], bool]:
+    """Whether a ``client_orderid`` is one ``new_client_orderid`` of this process makes from now on (a callback
+    plan for a scenario's own orders: ``CallbackReceiver.fail_next(of=...)``)."""
+    ids, since = _RUN, _RUN.made
+    tail = f"-{ids.run}-{ids.worker()}-{ids.process}"
+
+    def made(client_orderid: str) -> bool:
+        head, _, counter = client_orderid.rpartition("-")
+        return head.endswith(tail) and counter.isdigit() and int(counter) > since
+
+    return made
