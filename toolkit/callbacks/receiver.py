@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from urllib.parse import quote
 
 from toolkit.callbacks.inbox import Inbox, OrderWaker
-from toolkit.callbacks.records import CALLBACK, REDIRECT, Kind, Received, mask_params
+from toolkit.callbacks.records import CALLBACK, REDIRECT, Kind, Received, client_orderid_of, mask_params
 from toolkit.callbacks.server import Answer, Arrival, ReceiverServer, redirect_page, text_answer
 from toolkit.hosts import url_host
 from toolkit.masking import Secret, mask_text
@@ -160,7 +160,7 @@ class CallbackReceiver:
         callbacks, to theirs only)."""
         if kind != CALLBACK:
             return 200, 0.0
-        client_orderid = params.get("client_orderid") or params.get("merchant_order", "")
+        client_orderid = client_orderid_of(params)
         with self._plan_lock:
             status = 200
             if self._failures and (self._failures[0][1] is None or self._failures[0][1](client_orderid)):

@@ -70,7 +70,7 @@ class Received:
     def client_orderid(self) -> str:
         """The merchant's order id: ``client_orderid``, or ``merchant_order`` where only that is sent (the Hosted
         Fields return after 3-D Secure, hosted-fields.md section 8)."""
-        return self.params.get("client_orderid") or self.params.get("merchant_order", "")
+        return client_orderid_of(self.params)
 
     @property
     def status(self) -> str:
@@ -124,3 +124,9 @@ class Received:
             "delayed": self.delayed,
             "received_at": self.received_wall.isoformat(),
         }
+
+
+def client_orderid_of(params: Mapping[str, str]) -> str:
+    """The merchant's order id of a callback or redirect: ``client_orderid``, or ``merchant_order`` where only that
+    is sent (the Hosted Fields return after 3-D Secure, hosted-fields.md section 8)."""
+    return params.get("client_orderid") or params.get("merchant_order", "")

@@ -91,6 +91,16 @@ class OrderIds:
             raise ValueError(f"client_orderid {orderid!r} is longer than {_MAX_ORDERID} characters: shorten the prefix")
         return orderid
 
+    def made_from_now(self) -> Callable[[str], bool]:
+        """Whether a ``client_orderid`` is one that ``new`` makes from now on (any prefix)."""
+        since, tail = self.made, f"-{self.run}-{self.worker()}-{self.process}"
+
+        def made(client_orderid: str) -> bool:
+            head, _, counter = client_orderid.rpartition("-")
+            return head.endswith(tail) and counter.isdigit() and int(counter) > since
+
+        return made
+
 
 def _clean(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "", text)
@@ -107,11 +117,4 @@ def new_client_orderid(prefix: str = "gk") -> str:
 def made_from_now() -> Callable[[str], bool]:
     """Whether a ``client_orderid`` is one ``new_client_orderid`` of this process makes from now on (a callback
     plan for a scenario's own orders: ``CallbackReceiver.fail_next(of=...)``)."""
-    ids, since = _RUN, _RUN.made
-    tail = f"-{ids.run}-{ids.worker()}-{ids.process}"
-
-    def made(client_orderid: str) -> bool:
-        head, _, counter = client_orderid.rpartition("-")
-        return head.endswith(tail) and counter.isdigit() and int(counter) > since
-
-    return made
+    return _RUN.made_from_now()
